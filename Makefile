@@ -1,0 +1,34 @@
+# The two commands of the README:  make book   and   make test
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup book test test-fast contract bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt requirements.lock pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --disable-pip-version-check -q -r requirements.txt -c requirements.lock
+	$(BIN)/pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+book: setup  ## execute stale chapters and build _build/html (warnings are errors)
+	$(BIN)/stagewise book --strict
+
+test: setup  ## the whole test suite, including executing every chapter and building the book
+	$(BIN)/python -m pytest
+
+test-fast: setup  ## unit and command-line tests only (no chapter execution)
+	$(BIN)/python -m pytest -m "not book"
+
+contract: setup
+	../shared/checks/run-contract
+
+bench: setup
+	$(BIN)/python benchmarks/bench_training.py
+	$(BIN)/python benchmarks/bench_book.py
+
+clean:
+	rm -rf _build book/executed runs

@@ -1,0 +1,204 @@
+"""Chapter parameters: declared once, in the notebook's ``parameters`` cell.
+
+Each line of that cell reads ``name: type = default  # meaning; domain`` where the
+domain is an interval such as ``(0, 0.5]`` or ``[1, inf)``, or a set of choices
+such as ``{auto, cpu, cuda}``. The run command parses the cell to validate
+command-line values before any compute, and the notebook validates the values it
+actually received with the same declarations (:func:`validate`).
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import io
+import json
+import math
+import re
+import tokenize
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import yaml
+
+SUPPORTED_TYPES = ("int", "float", "bool", "str", "list[int]", "list[float]")
+
+
+class ParameterError(ValueError):
+    """A parameter value that the chapter does not accept (one-line message)."""
+
+
+@dataclass(frozen=True)
+class Domain:
+    """An interval (numbers, or each element of a list) or a finite set of choices."""
+
+    low: float | None = None
+    high: float | None = None
+    low_closed: bool = True
+    high_closed: bool = True
+    choices: tuple[str, ...] | None = None
+
+    def contains(self, value: Any) -> bool:
+        if self.choices is not None:
+            return str(value) in self.choices
+        above = self.low is None or (value >= self.low if self.low_closed else value > self.low)
+        below = self.high is None or (value <= self.high if self.high_closed else value < self.high)
+        return above and below
+
+    def __str__(self) -> str:
+        if self.choices is not None:
+            return "{" + ", ".join(self.choices) + "}"
+        low = "-inf" if self.low is None else _fmt_number(self.low)
+        high = "inf" if self.high is None else _fmt_number(self.high)
+        return ("[" if self.low_closed else "(") + f"{low}, {high}" + ("]" if self.high_closed else ")")
+
+
+def _fmt_number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    type: str
+    default: Any
+    help: str
+    domain: Domain | None = None
+
+    def describe_domain(self) -> str:
+        if self.domain is not None:
+            prefix = "each in " if self.type.startswith("list") else ""
+            return prefix + str(self.domain)
+        return {"bool": "true or false", "str": "any text"}.get(self.type, "any " + self.type)
+
+
+_INTERVAL = re.compile(r"^([\[(])\s*([^,]+?)\s*,\s*([^,]+?)\s*([\])])$")
+_CHOICES = re.compile(r"^\{(.+)\}$")
+
+
+def _parse_bound(text: str) -> float | None:
+    text = text.strip()
+    if text in ("inf", "+inf", "-inf"):
+        return None
+    node = ast.parse(text, mode="eval")
+    allowed = (ast.Expression, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Pow, ast.Mult,
+               ast.Sub, ast.Add, ast.Div, ast.USub)
+    if not all(isinstance(n, allowed) for n in ast.walk(node)):
+        raise ValueError(f"bad bound {text!r}")
+    return float(eval(compile(node, "<bound>", "eval")))  # arithmetic on literals only
+
+
+def parse_domain(text: str) -> Domain:
+    text = text.strip()
+    if m := _CHOICES.match(text):
+        return Domain(choices=tuple(c.strip() for c in m.group(1).split(",")))
+    if m := _INTERVAL.match(text):
+        return Domain(low=_parse_bound(m.group(2)), high=_parse_bound(m.group(3)),
+                      low_closed=m.group(1) == "[", high_closed=m.group(4) == "]")
+    raise ValueError(f"cannot read domain {text!r}")
+
+
+def parse_parameters_cell(source: str) -> dict[str, Parameter]:
+    """Read the declarations of a ``parameters`` cell (see module docstring)."""
+    comments: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            comments[tok.start[0]] = tok.string.lstrip("#").strip()
+    params: dict[str, Parameter] = {}
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+            raise ValueError(f"line {node.lineno}: parameters must read 'name: type = value  # help; domain'")
+        name, kind = node.target.id, ast.unparse(node.annotation)
+        if kind not in SUPPORTED_TYPES:
+            raise ValueError(f"parameter {name}: type {kind} not in {SUPPORTED_TYPES}")
+        default = ast.literal_eval(node.value)
+        comment = comments.get(node.lineno, "")
+        help_text, domain = comment, None
+        if ";" in comment:
+            help_text, domain_text = comment.rsplit(";", 1)
+            domain = parse_domain(domain_text)
+        params[name] = Parameter(name, kind, default, help_text.strip(), domain)
+        coerce(params[name], default)  # the declared default must itself be valid
+    return params
+
+
+def _scalar(p: Parameter, kind: str, value: Any) -> Any:
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
+            return value.lower() in ("true", "yes", "1")
+        raise ParameterError(f"parameter {p.name}: expected true or false, got {value!r}")
+    if kind == "str":
+        if isinstance(value, (bool, list, dict)) or value is None:
+            raise ParameterError(f"parameter {p.name}: expected text, got {value!r}")
+        return str(value)
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        if kind == "int":
+            if isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError
+                value = int(value)
+            number: Any = int(str(value).replace("_", ""))
+        else:
+            number = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"parameter {p.name}: expected {kind}, got {value!r}") from None
+    if kind == "float" and not math.isfinite(number):
+        raise ParameterError(f"parameter {p.name}: must be a finite number in {p.describe_domain()}, got {value!r}")
+    return number
+
+
+def coerce(p: Parameter, value: Any) -> Any:
+    """Turn a command-line string or a YAML value into the declared type and check its domain."""
+    if p.type.startswith("list"):
+        if isinstance(value, str):
+            text = value.strip()
+            try:
+                value = json.loads(text) if text.startswith("[") else [v for v in text.split(",") if v.strip()]
+            except json.JSONDecodeError:
+                raise ParameterError(f"parameter {p.name}: expected a list such as [1, 2] or 1,2; got {value!r}") from None
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ParameterError(f"parameter {p.name}: expected a non-empty list, got {value!r}")
+        out = [_scalar(p, p.type[5:-1], v) for v in value]
+    else:
+        out = _scalar(p, p.type, value)
+    for v in out if isinstance(out, list) else [out]:
+        if p.domain is not None and not p.domain.contains(v):
+            raise ParameterError(f"parameter {p.name}: {v!r} is out of range; allowed: {p.describe_domain()}")
+    return out
+
+
+def unknown_parameter_message(name: str, known: Mapping[str, Parameter], chapter: str) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.5)
+    hint = f"; did you mean '{close[0]}'?" if close else f"; known: {', '.join(known)}"
+    return f"unknown parameter '{name}' for chapter {chapter}{hint} (see 'stagewise params {chapter}')"
+
+
+def resolve(declared: Mapping[str, Parameter], overrides: Mapping[str, Any], chapter: str) -> dict[str, Any]:
+    """Validate overrides and return the complete, typed parameter set."""
+    values = {name: p.default for name, p in declared.items()}
+    for name, raw in overrides.items():
+        if name not in declared:
+            raise ParameterError(unknown_parameter_message(name, declared, chapter))
+        values[name] = coerce(declared[name], raw)
+    return values
+
+
+def validate(declared: Mapping[str, Parameter], namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Check the values a notebook actually holds (after papermill injection)."""
+    return {name: coerce(p, namespace[name]) for name, p in declared.items()}
+
+
+def load_parameter_file(path: str) -> dict[str, Any]:
+    try:
+        with open(path) as handle:
+            data = yaml.safe_load(handle) or {}
+    except OSError as err:
+        raise ParameterError(f"cannot read parameter file {path}: {err.strerror}") from None
+    except yaml.YAMLError:
+        raise ParameterError(f"parameter file {path} is not valid YAML") from None
+    if not isinstance(data, dict):
+        raise ParameterError(f"parameter file {path} must map parameter names to values")
+    return data
