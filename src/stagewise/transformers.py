@@ -358,8 +358,8 @@ def train(params: Params, cfg: Config, batches: Callable[[int], tuple[torch.Tens
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - started
     order = sorted(snaps)
-    return TrainResult(order, torch.stack([snaps[s][0] for s in order]), torch.stack([snaps[s][1] for s in order]),
-                       torch.stack(losses).cpu(), elapsed / max(1, steps))
+    stack = (lambda i: torch.stack([snaps[s][i] for s in order])) if order else (lambda i: torch.empty(0))
+    return TrainResult(order, stack(0), stack(1), torch.stack(losses).cpu(), elapsed / max(1, steps))
 
 
 @dataclass
