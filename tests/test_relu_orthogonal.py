@@ -241,3 +241,17 @@ def test_validator_messages():
             ro.check_parameters({**good, key: val})
         msg = str(err.value)
         assert msg.startswith(f"parameter {word}") and "\n" not in msg and "allowed" in msg
+
+
+def test_identical_columns_jump_as_one_group():
+    y = np.array([2.0, 1.0, 0.5])
+    s = np.ones(3)
+    M = np.array([[1, 1, 0], [1, 1, 1], [0, 0, 1]], bool)   # neurons 0 and 1 share their column
+    lp = ro.algorithm1(y, M, s)
+    assert lp.tie is None and ro.merged_groups(lp) == 1
+    assert sorted(lp.members[0].tolist()) == [0, 1]
+    out = (lp.a[:, None] * np.maximum(lp.W, 0)).sum(0)
+    np.testing.assert_allclose(out, y, rtol=1e-14)
+    assert np.sum(lp.a ** 2 + (lp.W ** 2).sum(1)) == pytest.approx(lp.norm_sq(), rel=1e-14)
+    with pytest.raises(AssertionError):
+        assert ro.algorithm1(y, M, s, merge_identical=False).tie is None

@@ -79,6 +79,7 @@ class LimitProcess:
     a: np.ndarray                         # (m,)
     uncovered: np.ndarray                 # points never fitted (zero rows of the mask)
     tie: tuple | None = None              # (k, neurons) when line 8's argmin is not unique
+    members: list = field(default_factory=list)     # per jump: the neurons that jump together
     directions: list = field(default_factory=list)  # (m, n) predicted unit directions per stage
 
     @property
@@ -115,14 +116,18 @@ def neuron_rates(r: np.ndarray, eta: float | None) -> np.ndarray:
 
 
 def algorithm1(y: np.ndarray, M: np.ndarray, s: np.ndarray, c: float = 1.0, eta: float | None = None,
-               tie_rtol: float = 1e-9, directions: bool = False) -> LimitProcess:
+               tie_rtol: float = 1e-9, directions: bool = False, merge_identical: bool = True) -> LimitProcess:
     """Algorithm 1 (limit process, computed without training) [2.3].
 
     ``eta=None`` gives the gradient-flow form (rates r_j = c/n ||y_{S_j}||); a step size gives the
     step-size-corrected form whose rates ``log(1 + eta r)/eta`` are the exact lambda -> 0 limit of
     gradient descent with that step. When two candidates reach tau = 0 at times equal within
     ``tie_rtol`` (relative), the argmin of line 8 is not unique (Assumption 4(ii) fails): the
-    algorithm stops there and reports the tie instead of choosing. ``directions=True`` also stores
+    algorithm stops there and reports the tie instead of choosing. The one exception
+    (``merge_identical``) is a tie between neurons with identical mask columns (Assumption 4(i)
+    fails, likely when m is comparable to 2^{n/2}): they have identical exponents forever, act as one
+    rank-1 group and jump together, sharing the fit equally (any split gives the same function and
+    the same norm 2||y_S||); ``members`` lists each jump's group. ``directions=True`` also stores
     the predicted unit directions of every stage (eq. 9), an (m, n) array per stage.
     """
     y = np.asarray(y, dtype=float)
@@ -132,6 +137,7 @@ def algorithm1(y: np.ndarray, M: np.ndarray, s: np.ndarray, c: float = 1.0, eta:
     fitted = np.zeros(m, bool)
     tau = np.ones(m)
     t = 0.0
+    members = []
     times, neurons, sets, losses, taus, rates_hist, dirs = [], [], [], [c / (2 * n) * y2.sum()], [tau.copy()], [], []
     W, a = np.zeros((m, n)), np.zeros(m)
     tie = None
@@ -154,27 +160,39 @@ def algorithm1(y: np.ndarray, M: np.ndarray, s: np.ndarray, c: float = 1.0, eta:
         best = wait.min()
         close = cand[np.abs(wait - best) <= tie_rtol * max(best, 1e-300)]
         if close.size > 1:
-            tie = (len(times) + 1, close)
-            break
-        j = int(cand[np.argmin(wait)])
+            same = bool(np.all(M[:, close] == M[:, close[:1]]))
+            if not (merge_identical and same):
+                tie = (len(times) + 1, close)
+                break
+            group = close
+        else:
+            group = cand[np.argmin(wait)][None]
+        j = int(group[0])
         t += best
         tau = tau - best * rate
-        tau[j] = 0.0
+        tau[group] = 0.0
         Sj = np.flatnonzero(M[:, j] & unfitted)
         nu = float(np.linalg.norm(y[Sj]))
-        W[j, Sj] = s[j] * y[Sj] / np.sqrt(nu)                 # eqs. (12-13): a sigma(<w, x_i>) = y_i on S
-        a[j] = s[j] * np.sqrt(nu)
+        g = len(group)
+        for k in group:                                       # eqs. (12-13): a sigma(<w, x_i>) = y_i on S
+            W[k, Sj] = s[k] * y[Sj] / np.sqrt(nu * g)
+            a[k] = s[k] * np.sqrt(nu / g)
         unfitted[Sj] = False
         sq = sq - y2[Sj] @ M[Sj]
         cnt = cnt - M[Sj].sum(axis=0)
-        fitted[j] = True
-        times.append(t); neurons.append(j); sets.append(Sj); taus.append(tau.copy())
+        fitted[group] = True
+        times.append(t); neurons.append(j); sets.append(Sj); taus.append(tau.copy()); members.append(group)
         losses.append(c / (2 * n) * y2[unfitted].sum())
     rates_arr = np.array(rates_hist)
     return LimitProcess(y=y, s=np.asarray(s, float), c=c, eta=eta, times=np.array(times), neurons=np.array(neurons, int),
                         fitted_sets=sets, plateau_losses=np.array(losses), tau=np.array(taus),
                         rates=rates_arr[: len(taus)], W=W, a=a, uncovered=np.flatnonzero(~M.any(axis=1)),
-                        tie=tie, directions=dirs)
+                        tie=tie, directions=dirs, members=members)
+
+
+def merged_groups(lp: LimitProcess) -> int:
+    """Number of jumps made by a group of neurons with identical mask columns."""
+    return sum(len(g) > 1 for g in lp.members)
 
 
 def min_gap(lp: LimitProcess) -> float:

@@ -30,6 +30,7 @@ class GDResult:
     steps: np.ndarray          # (R,) steps actually taken
     rec_steps: np.ndarray      # (T,) step index of each record
     loss: np.ndarray           # (R, T) loss at recorded steps
+    final_loss: np.ndarray     # (R,) loss at the last step taken
     log_norm: np.ndarray       # (R, T, m) log ||w_j||
     neuron_jump: np.ndarray    # (R, m) first step where a_j relu(w_ji) >= y_i / 2 for some i (-1: never)
     point_fit: np.ndarray      # (R, n) first step where y_i h(x_i) >= y_i^2 / 2 (-1: never)
@@ -62,7 +63,7 @@ class GDResult:
 
 @njit(cache=True)
 def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, track,
-               loss_rec, lognorm_rec, neuron_jump, point_fit, imbalance, imb_max, sign_flips, taken,
+               loss_rec, lognorm_rec, neuron_jump, point_fit, imbalance, imb_max, sign_flips, taken, final_loss,
                snaps_dir, snaps_log):
     R, m, n = U.shape
     h = np.empty(n)
@@ -126,6 +127,7 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
                 isnap += 1
             if step == steps[r] or loss < tol:
                 taken[r] = step
+                final_loss[r] = loss
                 break
             if not np.isfinite(loss):
                 taken[r] = -step - 1
@@ -184,15 +186,16 @@ def gd_numba(y: np.ndarray, U: np.ndarray, b: np.ndarray, ell: np.ndarray, eta: 
     imb_max = np.zeros((R, m))
     flips = np.zeros(R, np.int64)
     taken = np.zeros(R, np.int64)
+    final_loss = np.full(R, np.nan)
     sd = np.full((R, len(snap), m, n), np.nan)
     sl = np.full((R, len(snap), m), np.nan)
     _gd_kernel(y, U, b, ell, eta, float(c), steps, int(rec_every), int(renorm), float(tol), snap,
-               bool(track_balance), loss, lognorm, nj, pf, imb, imb_max, flips, taken, sd, sl)
+               bool(track_balance), loss, lognorm, nj, pf, imb, imb_max, flips, taken, final_loss, sd, sl)
     if (taken < 0).any():
         r = int(np.flatnonzero(taken < 0)[0])
         raise ParameterError(f"parameter {eta_name}={eta[r]:g}: gradient descent diverged (NaN/overflow) "
                              f"at step {-taken[r] - 1}; lower it")
-    return GDResult(steps=taken, rec_steps=np.arange(T) * rec_every, loss=loss, log_norm=lognorm,
+    return GDResult(steps=taken, rec_steps=np.arange(T) * rec_every, loss=loss, final_loss=final_loss, log_norm=lognorm,
                     neuron_jump=nj, point_fit=pf, imbalance=imb, imbalance_max=imb_max, sign_flips=flips, U=U, b=b, ell=ell,
                     snaps_dir=sd, snaps_log=sl)
 
@@ -260,12 +263,13 @@ def find_instances(base: int, count: int, n: int, m: int, labels: str, signs: st
     """First ``count`` seeds base, base+1, ... whose draw satisfies Assumption 4 (all points covered,
     no tie) with jumps separated by >= ``gap`` and the last jump before ``t_max`` (Algorithm 1, c = 1).
     Selection uses Algorithm 1 only, never training."""
-    from .relu_orthogonal import algorithm1, min_gap
+    from .relu_orthogonal import algorithm1, merged_groups, min_gap
     found = []
     for seed in range(base, base + tries):
         inst = draw_instance(seed, n, m, labels, signs)
         lp = algorithm1(inst[0], inst[3], inst[2])
-        if lp.uncovered.size == 0 and lp.tie is None and lp.K and min_gap(lp) >= gap and lp.times[-1] <= t_max:
+        if (lp.uncovered.size == 0 and lp.tie is None and merged_groups(lp) == 0 and lp.K
+                and min_gap(lp) >= gap and lp.times[-1] <= t_max):
             found.append((seed, inst))
             if len(found) == count:
                 break
