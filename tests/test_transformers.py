@@ -160,3 +160,16 @@ def test_check_parameters_messages(tmp_path):
     with pytest.raises(ParameterError, match=f"parameter data_dir: cifar10 not found in '{tmp_path}'"):
         T.check_parameters({**base, "dataset": "cifar10"})
     T.check_parameters({**base, "preset": "paper", "vit_head_dim": 12})   # the preset overrides the sizes
+
+
+def test_paper_preset_and_helpers():
+    from stagewise import rank_experiments as rx
+    P = rx.resolve_preset({"preset": "paper", "vit_depth": 2, "vit_steps": 7})
+    assert (P["vit_depth"], P["vit_heads"], P["vit_width"], P["vit_head_dim"], P["vit_mlp"], P["vit_patch"]) == \
+        (6, 8, 512, 128, 512, 4)
+    assert P["vit_batch"] == 512 and P["adam_lr"] == 1e-4 and P["vit_steps"] == 7
+    assert rx.resolve_preset({"preset": "tiny", "vit_depth": 2})["vit_depth"] == 2
+    assert rx.quarter_index([0, 1, 5, 24, 50, 100]) == 3
+    cfg = _tiny()
+    p = T.init_params(cfg, [1.0, 0.5], seed=0)
+    assert rx.extraction_error(p, cfg, _rand(3, cfg.tokens, cfg.inputs), replica=1) < 1e-5
