@@ -287,6 +287,11 @@ def train_active(model: DiagonalModel, beta0: np.ndarray, active: np.ndarray, *,
         if resid < g_tol and not shrinking.any():
             return beta, dropped, float(resid)
         if t >= t_max:
+            if resid < g_tol:
+                j = int(active[shrinking][0])
+                raise DegenerateStageError(
+                    f"stage {stage}: nonlinear stage (B) did not converge: coordinate {j} decays to 0 while "
+                    f"g_{j} -> 0 ({gam[j]:.1e}), a degenerate boundary stationary point (Assumption 4.3 fails)")
             raise DegenerateStageError(
                 f"stage {stage}: nonlinear stage (B) did not reach a stationary point within t={t_max:g} "
                 f"(max |g| on the support = {resid:.2e} > {g_tol:g}); Assumption 4.5 may fail")

@@ -43,7 +43,7 @@ def beta_of_b(b: torch.Tensor, L: torch.Tensor, log_c: torch.Tensor) -> torch.Te
 
 
 def log_scale_flow(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray, tau: np.ndarray,
-                   rtol: float = 1e-8, atol: float = 1e-10, device="cpu"):
+                   rtol: float = 1e-8, atol: float = 1e-10, device="cpu", method: str = "LSODA"):
     """Exact gradient flow for every ``alpha`` at once, in rescaled time ``tau`` (one batched ODE).
 
     State ``b`` of shape ``(len(alphas), p)``; ``b(0) = 1 + log(u_0 + v_0) / log(alpha)`` (normalised init).
@@ -66,7 +66,7 @@ def log_scale_flow(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray,
     def rhs(_t, y):
         return -model.g(beta_np(y)[0]).cpu().numpy().reshape(-1)
 
-    sol = solve_ivp(rhs, (0.0, float(tau[-1])), b0.reshape(-1), method="DOP853", rtol=rtol, atol=atol,
+    sol = solve_ivp(rhs, (0.0, float(tau[-1])), b0.reshape(-1), method=method, rtol=rtol, atol=atol,
                     dense_output=True)
     if not sol.success:
         raise RuntimeError(f"log-scale gradient flow failed: {sol.message}; loosen ode_rtol")
@@ -159,12 +159,14 @@ def richardson(alphas, times, order: int = 2):
     return float(np.linalg.lstsq(A, np.asarray(times, float), rcond=None)[0][0])
 
 
-def count_plateaus(tau: np.ndarray, loss: np.ndarray, rel_drop: float = 0.2, window: float = 0.05) -> int:
+def count_plateaus(tau: np.ndarray, loss: np.ndarray, rel_drop: float = 0.2, window: float = 0.05,
+                   floor: float = 1e-8) -> int:
     """Count loss drops (independent of Algorithm 1): a drop is a window of rescaled width ``window``
-    over which the loss falls by more than ``rel_drop`` of its value; consecutive windows merge.
+    over which the loss falls by more than ``rel_drop`` of its value; consecutive windows merge; losses
+    below ``floor * loss[0]`` (rounding noise once the loss is ~0) are ignored.
     Returns the number of plateaus = number of drops + 1 (the last plateau is the final one)."""
     step = max(1, int(round(window / (tau[1] - tau[0]))))
-    drop = (loss[:-step] - loss[step:]) > rel_drop * loss[:-step]
+    drop = ((loss[:-step] - loss[step:]) > rel_drop * loss[:-step]) & (loss[:-step] > floor * loss[0])
     edges = np.flatnonzero(np.diff(drop.astype(int)) == 1).size + int(drop[0])
     return edges + 1
 
@@ -217,3 +219,35 @@ def full_head_gd(X, Y, alpha: float, eta: float, n_steps: int, seed: int, record
         if step % 100 == 0:
             assert_finite("full_eta", eta, step, *Ws)
     return {"tau": np.array(taus), "loss": np.array(losses), "s_kq": np.array(s_kq), "s_vo": np.array(s_vo)}
+
+
+def plateau_midpoints(T, tau_end: float) -> np.ndarray:
+    """Midpoints of the plateaus ``(T_k, T_{k+1})`` (``T_0 = 0``; the last plateau ends at ``tau_end``)."""
+    edges = np.concatenate([[0.0], np.asarray(T, float), [tau_end]])
+    return 0.5 * (edges[:-1] + edges[1:])
+
+
+def support_counts(beta: np.ndarray, d: int, threshold: float = 1e-3) -> np.ndarray:
+    """Ranks of ``W_K W_Q^T = diag(beta[:d])`` and ``W_V W_O^T = diag(beta[d:])`` (Example 3.2): the number
+    of entries above ``threshold`` in absolute value; ``beta`` ``(..., 2d)`` -> ``(..., 2)``."""
+    big = np.abs(beta) > threshold
+    return np.stack([big[..., :d].sum(-1), big[..., d:].sum(-1)], axis=-1)
+
+
+def perturbation_runs(model: DiagonalModel, U0: np.ndarray, V0: np.ndarray, eta: float, n_steps: int,
+                      record_every: int = 10, device="cpu"):
+    """GD from given weight rows ``(U0, V0)`` of shape ``(B, p)`` (paper App. A perturbation tests);
+    returns ``t = eta * step`` and the product-space trajectories ``beta`` ``(B, records, p)``."""
+    u = torch.from_numpy(np.ascontiguousarray(U0, dtype=float)).to(device)
+    v = torch.from_numpy(np.ascontiguousarray(V0, dtype=float)).to(device)
+    ts, betas = [], []
+    for step in range(n_steps + 1):
+        if step % record_every == 0 or step == n_steps:
+            ts.append(eta * step)
+            betas.append((u * v).cpu().numpy())
+        if step == n_steps:
+            break
+        g = model.g(u * v)
+        u, v = u + eta * v * g, v + eta * u * g
+    assert_finite("eta", eta, n_steps, u, v)
+    return {"t": np.array(ts), "beta": np.array(betas).transpose(1, 0, 2)}
