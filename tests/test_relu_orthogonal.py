@@ -255,3 +255,14 @@ def test_identical_columns_jump_as_one_group():
     assert np.sum(lp.a ** 2 + (lp.W ** 2).sum(1)) == pytest.approx(lp.norm_sq(), rel=1e-14)
     with pytest.raises(AssertionError):
         assert ro.algorithm1(y, M, s, merge_identical=False).tie is None
+
+
+def test_error_scales_are_powers_of_lambda():
+    y, s, M = hand_example()
+    lp = ro.algorithm1(y, M, s)
+    a, b = rt.plateau_error_scale(lp, 50.0), rt.plateau_error_scale(lp, 100.0)
+    assert a.shape == (lp.K,) and np.all(b <= a) and np.all((0 <= b) & (b <= 1))
+    # the first plateau's scale is lambda^{2 min tau} at the midpoint t_1 / 2
+    tau = lp.exponents(np.array([lp.times[0] / 2]))[0]
+    assert a[0] == pytest.approx(np.exp(-2 * 50.0 * tau.min()))
+    assert rt.norm_error_scale(lp, 100.0) == pytest.approx(rt.norm_error_scale(lp, 50.0) ** 2)

@@ -259,16 +259,16 @@ def draw_instance(seed: int, n: int, m: int, labels: str, signs: str) -> tuple[n
 
 
 def find_instances(base: int, count: int, n: int, m: int, labels: str, signs: str, gap: float = 0.3,
-                   t_max: float = np.inf, tries: int = 2000) -> list[tuple[int, tuple]]:
+                   t_max: float = np.inf, tries: int = 2000, cover: bool = True) -> list[tuple[int, tuple]]:
     """First ``count`` seeds base, base+1, ... whose draw satisfies Assumption 4 (all points covered,
     no tie) with jumps separated by >= ``gap`` and the last jump before ``t_max`` (Algorithm 1, c = 1).
-    Selection uses Algorithm 1 only, never training."""
+    ``cover=False`` drops the coverage requirement. Selection uses Algorithm 1 only, never training."""
     from .relu_orthogonal import algorithm1, merged_groups, min_gap
     found = []
     for seed in range(base, base + tries):
         inst = draw_instance(seed, n, m, labels, signs)
         lp = algorithm1(inst[0], inst[3], inst[2])
-        if (lp.uncovered.size == 0 and lp.tie is None and merged_groups(lp) == 0 and lp.K
+        if ((lp.uncovered.size == 0 or not cover) and lp.tie is None and merged_groups(lp) == 0 and lp.K
                 and min_gap(lp) >= gap and lp.times[-1] <= t_max):
             found.append((seed, inst))
             if len(found) == count:
@@ -330,3 +330,37 @@ def jump_offsets_nats(lp, that: np.ndarray, log_inv_lam: float) -> np.ndarray:
     before its jump turns it into time. Expressed in nats it should not depend on lambda."""
     rate = lp.rates[np.arange(lp.K), lp.neurons]
     return (np.asarray(that) - lp.times) * log_inv_lam * rate
+
+
+def plateau_error_scale(lp, log_inv_lam: float) -> np.ndarray:
+    """Predicted size of the plateau-loss error at each midpoint (relative to L^(0)), k = 0..K-1.
+
+    Two exponentials set it: the next neurons' outputs a_j ||w_j|| = lam^{2 tau_j(t)}, and the
+    residual of the neuron fitted at t_k, which relaxes at rate 2 r_{j_k} in the original clock
+    (linearisation of a balanced aligned neuron). Both are powers of lambda."""
+    t = np.concatenate([[0.0], lp.times])
+    out = []
+    for k in range(lp.K):
+        tm = 0.5 * (t[k] + t[k + 1])
+        tau = lp.exponents(np.array([tm]))[0]
+        live = lp.rates[k] > 0
+        e_next = np.exp(-2 * log_inv_lam * tau[live].min()) if live.any() else 0.0
+        e_fit = np.exp(-2 * lp.rates[k - 1, lp.neurons[k - 1]] * (tm - t[k]) * log_inv_lam) if k else 0.0
+        out.append(max(e_next, e_fit))
+    return np.array(out)
+
+
+def norm_error_scale(lp, log_inv_lam: float) -> float:
+    """Predicted relative deviation of the final squared norm from Eq. (15).
+
+    A neuron j still live when S_k is fitted at t_k keeps components of relative size
+    lam^{tau_j(t_k)} on S_k (they stop growing once the residual there vanishes); when j itself
+    becomes of order one, its output on S_k is O(lam^{tau_j(t_k)}) and the fit is shared. So the
+    deviation is of order lam^{min tau}, the amplitude (not the square) of the smallest exponent."""
+    worst = 0.0
+    for k in range(lp.K):
+        tau = lp.tau[k + 1]
+        live = (lp.rates[k] > 0) & (tau > 0)
+        if live.any():
+            worst = max(worst, float(np.exp(-log_inv_lam * tau[live].min())))
+    return worst
