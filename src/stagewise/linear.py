@@ -206,8 +206,8 @@ def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor,
     device = W1.device
     delta = torch.as_tensor(np.broadcast_to(np.asarray(label_noise, float), (G,)).copy())[:, None, None]
     label_noise = bool((delta != 0).any())
-    if compiled is None:
-        compiled = device.type == "cpu"
+    if compiled is None:                     # the compiled loop keeps d x d records: small problems on CPU only
+        compiled = device.type == "cpu" and W1.shape[1] <= 64
     if compiled:
         if label_noise:
             xi = torch.randn(steps, G, X.shape[0], W2.shape[-1], generator=generator, dtype=torch.float64)
@@ -242,8 +242,8 @@ def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor,
                 if float(W1.abs().max()) > 1e100:
                     raise DivergenceError(f"parameter eta={eta}: training diverged (overflow) at step {step}; "
                                           "lower it")
-                grams.append(W1 @ W1.transpose(-2, -1))
-                bs.append(B)
+                grams.append(torch.linalg.eigvalsh(W1 @ W1.transpose(-2, -1)).flip(-1).clamp_min(0).sqrt().cpu())
+                bs.append(B.cpu())
             if step == steps:
                 break
             if label_noise:
@@ -255,11 +255,12 @@ def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor,
         n_rec = len(grams)
         t = np.arange(0, steps + 1, record_every) * eta
         t = np.append(t, steps * eta) if len(t) < n_rec else t
-        gram_t, beta_t = torch.stack(grams).cpu(), torch.stack(bs).cpu()
-        out = {"t": t, "beta": beta_t}
+        beta_t = torch.stack(bs)
+        out = {"t": t, "beta": beta_t, "sv_W1": torch.stack(grams).numpy()}
         if basis is not None:
             out["modes"] = torch.stack(modes).cpu().numpy()
-    out["sv_W1"] = torch.linalg.eigvalsh(gram_t).flip(-1).clamp_min(0).sqrt().numpy()
+    if compiled:
+        out["sv_W1"] = torch.linalg.eigvalsh(gram_t).flip(-1).clamp_min(0).sqrt().numpy()
     out["sv_beta"] = torch.linalg.svdvals(beta_t).numpy()
     out["beta"] = beta_t.numpy()
     out["W1"], out["W2"] = W1, W2
