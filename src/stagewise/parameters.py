@@ -89,6 +89,7 @@ def _parse_bound(text: str) -> float | None:
 
 def parse_domain(text: str) -> Domain:
     text = text.strip()
+    text = text[len("each in"):].strip() if text.startswith("each in") else text
     if m := _CHOICES.match(text):
         return Domain(choices=tuple(c.strip() for c in m.group(1).split(",")))
     if m := _INTERVAL.match(text):
@@ -112,6 +113,8 @@ def parse_parameters_cell(source: str) -> dict[str, Parameter]:
             raise ValueError(f"parameter {name}: type {kind} not in {SUPPORTED_TYPES}")
         default = ast.literal_eval(node.value)
         comment = comments.get(node.lineno, "")
+        if "=" in comment:
+            raise ValueError(f"parameter {name}: its comment must not contain '=' (papermill misreads the line)")
         help_text, domain = comment, None
         if ";" in comment:
             help_text, domain_text = comment.rsplit(";", 1)

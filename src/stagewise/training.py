@@ -48,3 +48,62 @@ def integrate_flow(
     if not solution.success:
         raise RuntimeError(f"gradient-flow integration failed: {solution.message}")
     return torch.from_numpy(solution.y.T.copy()).to(device).reshape(len(times), *shape)
+
+
+def gradient_descent_batched(
+    params: list[torch.Tensor],
+    loss_fn: Callable[[list[torch.Tensor]], torch.Tensor],
+    etas: torch.Tensor,
+    horizon: float,
+    record_fn: Callable[[list[torch.Tensor]], torch.Tensor],
+    n_records: int = 100,
+    step_size_name: str = "etas",
+    progress: Callable | None = None,
+) -> tuple[np.ndarray, torch.Tensor]:
+    """Plain gradient descent run for many independent problems at once.
+
+    Every tensor in ``params`` has a leading batch dimension ``B``; ``loss_fn`` returns
+    the ``B`` losses, whose sum has the per-problem gradients as its gradient (the
+    problems share no parameters). Problem ``b`` takes ``round(horizon / etas[b])``
+    steps of size ``etas[b]`` (gradient-flow time ``t = eta * step``) and is frozen
+    afterwards, so different step sizes cover the same time horizon in one loop.
+
+    Returns the record times ``t_k = k * horizon / n_records`` and ``record_fn`` of
+    each problem at the step nearest to ``t_k`` (shape ``(n_records + 1, B, ...)``).
+    """
+    params = [p.detach().clone().requires_grad_(True) for p in params]
+    steps = torch.round(horizon / etas).long()
+    batch = etas.shape[0]
+    record_steps = torch.round(torch.arange(n_records + 1, dtype=torch.float64)[:, None]
+                               * steps.double().cpu()[None, :] / n_records).long()  # (K+1, B)
+    schedule: dict[int, list[tuple[int, int]]] = {}
+    for k in range(n_records + 1):
+        for b in range(batch):
+            schedule.setdefault(int(record_steps[k, b]), []).append((k, b))
+    records: torch.Tensor | None = None
+    eta_shaped = [etas.reshape(-1, *([1] * (p.dim() - 1))).to(p) for p in params]
+    total = int(steps.max())
+    iterator = range(total + 1) if progress is None else progress(range(total + 1))
+    for step in iterator:
+        if step in schedule:
+            with torch.no_grad():
+                current = record_fn(params)
+            if records is None:
+                records = current.new_zeros((n_records + 1, *current.shape))
+            for k, b in schedule[step]:
+                records[k, b] = current[b]
+        if step == total:
+            break
+        loss = loss_fn(params).sum()
+        grads = torch.autograd.grad(loss, params)
+        active = (step < steps).to(params[0].dtype)
+        with torch.no_grad():
+            for p, g, eta in zip(params, grads, eta_shaped):
+                p -= (eta * active.reshape(-1, *([1] * (p.dim() - 1)))) * g
+        if step % 256 == 0:
+            assert_finite(step_size_name, [float(e) for e in etas], step, loss.detach(),
+                          hint="lower the step sizes")
+    assert_finite(step_size_name, [float(e) for e in etas], total, *[p.detach() for p in params],
+                  hint="lower the step sizes")
+    times = np.linspace(0.0, horizon, n_records + 1)
+    return times, records
