@@ -92,12 +92,16 @@ def test_log_scale_flow_orthogonal_transition_times():
     T, _, losses = D.closed_form_orthogonal(np.array(bs))
     tau = np.linspace(0, 4.0, 801)
     alphas = [1e-16, 1e-64, 1e-256]
-    out = F.log_scale_flow(model, alphas, np.array([1.0, 0.7, -1.2]), np.array([0.3, -0.2, 0.5]), tau, rtol=1e-10)
+    out = F.log_scale_flow(model, alphas, np.array([1.0, 0.7, -1.2]), np.array([0.3, -0.2, 0.5]), tau, rtol=1e-10,
+                           batched=True)
     for j, a in enumerate(alphas):
         tt = F.transition_times(tau, out["loss"][:, j], losses,
                                 lambda t: float(model.loss(out["dense"](t)[j:j + 1])[0]))
         # error ~ C / log(1/alpha) with C = O(1): check at that scale
         assert np.max(np.abs(np.array(tt) - T)) < 5.0 / -math.log(a)
+    one_by_one = F.log_scale_flow(model, alphas, np.array([1.0, 0.7, -1.2]), np.array([0.3, -0.2, 0.5]), tau,
+                                  rtol=1e-10, batched=False)
+    np.testing.assert_allclose(one_by_one["loss"], out["loss"], atol=1e-6)
     x = np.array([F.transition_times(tau, out["loss"][:, j], losses,
                                      lambda t: float(model.loss(out["dense"](t)[j:j + 1])[0])) for j in range(3)])
     for k in range(3):
