@@ -199,3 +199,17 @@ def test_sde_moment_recursion():
     ue, ve = LN.moments_exact(3, 1.0)
     assert abs(u[-1] / ue - 1) < 1e-3 and abs(v[-1] / ve - 1) < 1e-3
     assert LN.moments_exact(2, 0.0) == (2.0, 0.0)
+
+
+def test_k1_mirror_flow_matches_beta_ode_and_rate_bound():
+    p = L.make_regression(4, 6, 1, gen(7))
+    t = np.linspace(0.0, 6.0, 13)
+    b_dual = th.dual_flow_k1(p.XtX.numpy(), p.XtY.numpy(), 0.05, t)
+    b_ode = L.beta_flow(p.XtX, p.XtY, 0.05, t)[:, :, 0].numpy()
+    assert np.abs(b_dual - b_ode).max() < 1e-7
+    loss = 0.5 * ((p.X.numpy() @ b_dual.T - p.Y.numpy()) ** 2).sum(0)
+    bound = th.rate_bound_k1(float(torch.linalg.norm(p.beta_star)), 0.05, t[1:])
+    assert np.all(loss[1:] <= bound)
+    # grad psi = (gamma + s)^{-1/2} beta, checked by finite differences on the norm
+    g, x, h = 0.05, 1.3, 1e-6
+    assert abs((th.psi_k1(x + h, g) - th.psi_k1(x - h, g)) / (2 * h) - x / np.sqrt(g + np.sqrt(x * x + g * g))) < 1e-8

@@ -191,3 +191,33 @@ def crossing_time(t, values, level) -> float:
     if i == 0:
         return float(t[0])
     return float(t[i - 1] + (level - values[i - 1]) * (t[i] - t[i - 1]) / (values[i] - values[i - 1]))
+
+
+# ----------------------------------------------------------------------------- Theorem 3.2(b) (k = 1)
+def psi_k1(beta_norm, gamma):
+    """Potential of the k = 1 time-warped mirror flow (Theorem 3.2(b)):
+    psi(beta) = 2/3 (s + gamma)^{3/2} - 2 gamma (s + gamma)^{1/2}, s = sqrt(||beta||^2 + gamma^2)."""
+    m = np.sqrt(np.asarray(beta_norm, float) ** 2 + gamma ** 2) + gamma
+    return 2.0 / 3.0 * m ** 1.5 - 2 * gamma * np.sqrt(m)
+
+
+def rate_bound_k1(beta_star_norm, gamma, t):
+    """Lemma C.8: L(beta(t)) <= D_psi(beta_*, 0) / (sqrt(2 gamma) t), with D_psi(beta_*, 0) = psi(beta_*) +
+    (2 gamma)^{3/2} / 3 (derived: psi(0) = -(2 gamma)^{3/2}/3 and grad psi(0) = 0)."""
+    D = psi_k1(beta_star_norm, gamma) + (2 * gamma) ** 1.5 / 3
+    return D / (np.sqrt(2 * gamma) * np.asarray(t, float))
+
+
+def dual_flow_k1(XtX: np.ndarray, Xty: np.ndarray, gamma: float, times, rtol: float = 1e-11, atol: float = 1e-14):
+    """Integrate the k = 1 mirror flow in its dual variable theta = grad psi(beta) = (gamma + s)^{-1/2} beta:
+    theta' = sqrt(2 gamma + ||theta||^2) X^T (y - X beta), beta = sqrt(2 gamma + ||theta||^2) theta, theta(0) = 0
+    (derived explicit inverse of the mirror map). Returns beta at ``times`` (T x d)."""
+    XtX, Xty = np.asarray(XtX, float), np.asarray(Xty, float).ravel()
+
+    def rhs(_t, th_):
+        c = np.sqrt(2 * gamma + th_ @ th_)
+        return c * (Xty - XtX @ (c * th_))
+    sol = solve_ivp(rhs, (0.0, float(np.max(times))), np.zeros(len(Xty)), t_eval=np.asarray(times, float),
+                    method="DOP853", rtol=rtol, atol=atol)
+    th_ = sol.y.T
+    return np.sqrt(2 * gamma + (th_ ** 2).sum(1))[:, None] * th_
