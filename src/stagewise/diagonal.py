@@ -126,6 +126,10 @@ class DiagonalAttention(DiagonalModel):
         if self.X.device.type == "cpu" and beta.device.type == "cpu":
             X, Y = self.X.numpy(), self.Y.numpy()
             return torch.from_numpy(_attention_g_numba(X, Y, np.ascontiguousarray(beta.detach().numpy())))
+        return self.g_torch(beta)
+
+    def g_torch(self, beta: torch.Tensor) -> torch.Tensor:
+        """The same ``g`` as batched torch operations (used on CUDA)."""
         X, d, N = self.X, self.d, self.X.shape[0]
         a, c = beta[:, None, None, :d], beta[:, None, None, d:]
         Xt = X.transpose(1, 2)
