@@ -49,6 +49,8 @@ def test_divergence_names_eta():
         Z1, Z2 = L.reduced_init([1.0], 10, 3)
         with pytest.raises(DivergenceError, match="eta=5.0"):
             L.gd(p.XtX, p.XtY, Z1, Z2, 5.0, 2000, record_every=10, compiled=compiled)
+        with pytest.raises(DivergenceError, match="parameter eta_white=5.0"):
+            L.gd(p.XtX, p.XtY, Z1, Z2, 5.0, 2000, record_every=10, compiled=compiled, param="eta_white")
 
 
 def test_non_whitened_falls_back_to_ode():

@@ -190,13 +190,14 @@ def _expand(M: torch.Tensor, G: int) -> np.ndarray:
 def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor, eta: float, steps: int,
        record_every: int = 100, basis: tuple[torch.Tensor, torch.Tensor] | None = None,
        label_noise=0.0, X: torch.Tensor | None = None, generator: torch.Generator | None = None,
-       compiled: bool | None = None) -> dict:
+       compiled: bool | None = None, param: str = "eta") -> dict:
     """Batched gradient descent (2.3)-(2.4): W1 += eta E W2^T, W2 += eta W1^T E, E = X^T (Y - X W1 W2).
 
     Shapes: W1 (G, d, m), W2 (G, m, k); XtX (d, d) or (G, d, d), XtY (d, k) or (G, d, k). With m = d and
     W1(0) = sqrt(2 gamma) I this *is* the reduced system of Lemma 3.1 (exact for GD too, by induction).
     ``label_noise`` = delta (scalar or one per batch element) adds X^T xi, xi ~ delta N(0, I_n), each step
-    (label-noise GD, Section 4; needs X and a CPU ``generator``).
+    (label-noise GD, Section 4; needs X and a CPU ``generator``). ``param`` names the chapter parameter that set
+    the step size, for the divergence message.
     Records every ``record_every`` steps and at the end: time ``t``, singular values of W1 (``sv_W1``) and of
     beta (``sv_beta``), ``beta``; with ``basis`` = (U, V) also ``modes`` = diag(U^T beta V) at every step.
     Returns the final W1, W2 and ``inv`` = W1^T W1 - W2 W2^T. On CPU the loop is compiled
@@ -221,7 +222,7 @@ def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor,
                                                   int(record_every), np.ascontiguousarray(Ub),
                                                   np.ascontiguousarray(Vb), basis is not None, noise)
         if bad >= 0:
-            raise DivergenceError(f"parameter eta={eta}: training diverged (NaN/overflow) at step {bad}; lower it")
+            raise DivergenceError(f"parameter {param}={eta}: training diverged (NaN/overflow) at step {bad}; lower it")
         keep = rec >= 0
         gram_t, beta_t = torch.from_numpy(gram[keep]), torch.from_numpy(betas[keep])
         W1, W2 = torch.from_numpy(A).to(device), torch.from_numpy(C).to(device)
@@ -238,9 +239,9 @@ def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor,
             if basis is not None:
                 modes.append(torch.diagonal(basis[0].T @ B @ basis[1], dim1=-2, dim2=-1))
             if step % record_every == 0 or step == steps:
-                assert_finite("eta", eta, step, W1, W2)
+                assert_finite(param, eta, step, W1, W2)
                 if float(W1.abs().max()) > 1e100:
-                    raise DivergenceError(f"parameter eta={eta}: training diverged (overflow) at step {step}; "
+                    raise DivergenceError(f"parameter {param}={eta}: training diverged (overflow) at step {step}; "
                                           "lower it")
                 grams.append(torch.linalg.eigvalsh(W1 @ W1.transpose(-2, -1)).flip(-1).clamp_min(0).sqrt().cpu())
                 bs.append(B.cpu())
