@@ -1,0 +1,26 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE_CHAPTERS = ROOT / "tests" / "fixtures" / "chapters"
+STAGEWISE = str(Path(sys.executable).with_name("stagewise"))
+
+
+@pytest.fixture
+def fixture_chapters(monkeypatch):
+    """Make the tiny smoke-test chapter visible to the registry."""
+    monkeypatch.setenv("STAGEWISE_EXTRA_CHAPTERS", str(FIXTURE_CHAPTERS))
+    return FIXTURE_CHAPTERS
+
+
+def stagewise(*args: str, cwd: Path | None = None, extra_chapters: bool = True, timeout: int = 600):
+    env = dict(os.environ)
+    if extra_chapters:
+        env["STAGEWISE_EXTRA_CHAPTERS"] = str(FIXTURE_CHAPTERS)
+    return subprocess.run([STAGEWISE, *args], capture_output=True, text=True, cwd=cwd or ROOT, env=env,
+                          timeout=timeout)
