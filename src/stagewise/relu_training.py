@@ -308,7 +308,8 @@ def exponent_errors(res: GDResult, r: int, lp, eta: float, log_inv_lam: float) -
         tau_hat = -res.log_norm[r, i] / log_inv_lam
         tau = lp.exponents(np.array([tm]))[0]
         live = np.ones(len(tau), bool)
-        live[lp.neurons[:k]] = False
+        for group in lp.members[:k]:
+            live[group] = False
         out.append(np.max(np.abs(tau_hat - tau)[live]) if live.any() else 0.0)
     return np.array(out)
 
