@@ -175,22 +175,24 @@ class AscentResult:
         return [W[i:i + 1] for W in self.Ws], float(self.speeds[i])
 
 
-def projected_ascent(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int, eta: float, eta_final: float,
-                     relu: bool = True, normalized: bool = True) -> AscentResult:
+def projected_ascent(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int, eta: float | torch.Tensor,
+                     eta_final: float, relu: bool = True, normalized: bool = True) -> AscentResult:
     """Maximize the speed on ``|W_l|_F = 1`` for all restarts at once (spec Sec. 3.2).
 
     Each step moves by ``eta_t * grad / |grad|`` (all layers together, per restart) and
     re-normalizes every layer; ``eta_t`` decays geometrically from ``eta`` to
     ``eta_final`` so that iterates settle on the cusps (ReLU hinges) where optima sit.
     ``normalized=False`` uses the raw gradient (the variant that stalls at depth).
-    The best iterate of each restart is kept, so the result never decreases.
+    The best iterate of each restart is kept, so the result never decreases. ``eta`` may be a
+    tensor ``(R,)`` (one schedule per restart, e.g. small steps for warm starts).
     """
+    eta0 = torch.as_tensor(eta, dtype=Ws[0].dtype, device=Ws[0].device).expand(Ws[0].shape[0])
     Ws = normalize_layers([W.detach().clone() for W in Ws])
     best_W = [W.clone() for W in Ws]
     best_s = speed(Ws, X, G, relu)
     trace = [best_s.clone()]
     for t in range(steps):
-        eta_t = eta * (eta_final / eta) ** (t / max(steps - 1, 1))
+        eta_t = (eta0 * (eta_final / eta0) ** (t / max(steps - 1, 1)))[:, None, None]
         s, g = speed_and_grad(Ws, X, G, relu)
         if normalized:
             gn = torch.sqrt(sum((gi ** 2).sum(dim=(1, 2)) for gi in g)).clamp_min(1e-300)
@@ -199,7 +201,7 @@ def projected_ascent(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int, 
             Ws = normalize_layers([W + eta_t * gi for W, gi in zip(Ws, g)])
         s = speed(Ws, X, G, relu)
         if not bool(torch.isfinite(s).all()):
-            raise DivergenceError(f"parameter pga_eta={eta}: projected ascent diverged (NaN/overflow) at step {t}; lower it")
+            raise DivergenceError(f"parameter pga_eta={float(eta0.max())}: projected ascent diverged (NaN/overflow) at step {t}; lower it")
         better = s > best_s
         best_s = torch.where(better, s, best_s)
         best_W = [torch.where(better[:, None, None], W, B) for W, B in zip(Ws, best_W)]
@@ -307,26 +309,43 @@ def escape_by_depth(X: torch.Tensor, G: torch.Tensor, depths: list[int], width: 
     prev = None
     for L in depths:
         check_problem(X, G, [width] * (L - 1))
-        rnd = projected_ascent(init_sphere(d_in, [width] * (L - 1), d_out, restarts, generator, X.device),
-                               X, G, steps, eta, eta_final)
-        Wr, sr = rnd.best()
-        best_W, best_s, warm_s = Wr, sr, float("nan")
+        batch = init_sphere(d_in, [width] * (L - 1), d_out, restarts, generator, X.device)
+        etas = [eta] * restarts
+        warm_s = float("nan")
         if prev is not None:
             deep = deepen(prev, X, G, k=L - len(prev))
             warm_s = float(speed(deep, X, G)[0])
-            warm = projected_ascent(with_noise(deep, max(restarts // 2, 1), noise, generator), X, G, steps,
-                                    warm_eta, eta_final)
-            Ww, sw = warm.best()
-            if sw > best_s:
-                best_W, best_s = Ww, sw
+            warm = with_noise(deep, max(restarts // 2, 1), noise, generator)
+            batch = [torch.cat([a, b]) for a, b in zip(batch, warm)]
+            etas += [warm_eta] * warm[0].shape[0]
+        out = projected_ascent(batch, X, G, steps, torch.tensor(etas, dtype=X.dtype, device=X.device), eta_final)
+        best_W, best_s = out.best()
+        sr = float(out.speeds[:restarts].max())
         res.depths.append(L)
         res.speeds.append(best_s)
         res.random_speeds.append(sr)
         res.warm_speeds.append(warm_s)
         res.optima.append(best_W)
-        res.success.append(float((rnd.speeds > best_s - 1e-3).double().mean()))
+        res.success.append(float((out.speeds[:restarts] > best_s - 1e-3).double().mean()))
         prev = best_W
     return res
+
+
+def pad_hidden(Ws: Weights, width: int) -> Weights:
+    """Embed networks in a wider one by adding zero neurons to every hidden layer.
+
+    Zero neurons have zero gradient (no input weights, no output weights) and stay zero under
+    :func:`projected_ascent`, so networks of different widths can share one batch.
+    """
+    out = []
+    for l, W in enumerate(Ws):
+        R, n, m = W.shape
+        rows = width if l < len(Ws) - 1 else n
+        cols = width if l > 0 else m
+        P = torch.zeros(R, rows, cols, dtype=W.dtype, device=W.device)
+        P[:, :n, :m] = W
+        out.append(P)
+    return out
 
 
 # ----------------------------------------------------------------------------------

@@ -206,7 +206,7 @@ def train_digits(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, sigma
             out = forward(leaves, X)[0][-1][0]                           # (10, N)
             loss = torch.nn.functional.cross_entropy(out.T, labels)
             g = torch.autograd.grad(loss, leaves) if it < steps else None
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         if it % record_every == 0 or it == steps:
             rec_steps.append(it)
             accs.append(float((out.argmax(dim=0) == labels).double().mean()))
