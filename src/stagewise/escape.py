@@ -564,3 +564,13 @@ def teacher_data(n: int, d: int, generator: torch.Generator) -> tuple[torch.Tens
     w = torch.randn(d, generator=generator, dtype=torch.float64)
     Y = torch.relu((w / w.norm()) @ X)[None]
     return X, Y / Y.norm()
+
+
+def interior_teacher(n: int, d: int, generator: torch.Generator, tries: int = 20) -> tuple[torch.Tensor, torch.Tensor]:
+    """The first teacher dataset (:func:`teacher_data`) whose best single neuron is an exact, kink-free
+    escape direction (see :func:`single_neuron_escape`); deterministic given the generator state."""
+    for _ in range(tries):
+        X, Y = teacher_data(n, d, generator)
+        if single_neuron_escape(X, -Y, 2, 1, generator)[1]:
+            return X, Y
+    raise RuntimeError(f"no teacher dataset with an interior escape direction in {tries} draws")

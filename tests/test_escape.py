@@ -1,0 +1,153 @@
+"""Unit tests of the escape-speed mathematics (stagewise.escape, stagewise.escape_training)."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from stagewise import ParameterError
+from stagewise import escape as esc
+from stagewise import escape_training as tr
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def test_homogeneity_and_euler():
+    g = gen()
+    X, G = torch.randn(3, 12, generator=g, dtype=torch.float64), torch.randn(2, 12, generator=g, dtype=torch.float64)
+    for L in (2, 4):
+        W = esc.init_sphere(3, [5] * (L - 1), 2, 6, g)
+        l0 = esc.localized_loss(W, X, G)
+        assert torch.allclose(esc.localized_loss([2.5 * w for w in W], X, G), 2.5 ** L * l0, rtol=1e-12)
+        s, grad = esc.speed_and_grad(W, X, G)
+        euler = sum((w * gi).sum(dim=(1, 2)) for w, gi in zip(W, grad))   # theta . grad(-L0)
+        assert torch.allclose(euler, L * s, rtol=1e-12)
+
+
+def test_example1_closed_forms():
+    X, G = esc.example1_data()
+    phi = np.linspace(0, 2 * np.pi, 5001)
+    assert np.abs(esc.neuron_speed(phi, X, G) - esc.rank_one_speed_eq6(phi)).max() < 1e-12
+    s, _ = esc.shallow_speed(X, G, 2000)
+    assert abs(s - (math.sqrt(2) - 1)) < 1e-12
+    W = esc.rank_two_construction()
+    assert abs(float(esc.sq_norm(W)[0]) - 3) < 1e-12
+    assert abs(float(esc.speed(W, X, G)[0]) - 0.5) < 1e-12
+    assert abs(float(esc.speed(esc.rank_two_construction(+1.0), X, -G)[0]) - 0.5) < 1e-12
+
+
+def test_linear_closed_form_and_chain():
+    g = gen(1)
+    X, G = torch.randn(4, 10, generator=g, dtype=torch.float64), torch.randn(2, 10, generator=g, dtype=torch.float64)
+    chain = esc.linear_chain(X, G, 3, 5)
+    assert abs(float(esc.speed(chain, X, G, relu=False)[0]) - esc.linear_speed(X, G)) < 1e-12
+    r = esc.projected_ascent(esc.init_sphere(4, [5], 2, 4, g), X, G, 1500, 0.1, 1e-4, relu=False)
+    assert abs(float(r.speeds.max()) / esc.linear_speed(X, G) - 1) < 1e-5
+    assert float(r.speeds.max()) <= esc.linear_speed(X, G) + 1e-12
+    assert esc.one_layer_speed(X, G) >= esc.linear_speed(X, G)
+
+
+def test_solver_finds_rank_two_escape_and_never_beats_bound():
+    X, G = esc.example1_data()
+    r = esc.projected_ascent(esc.init_sphere(2, [8, 8], 1, 16, gen(2)), X, G, 800, 0.1, 1e-4)
+    assert 0.49 < float(r.speeds.max()) <= 0.5 + 1e-9
+    w1 = esc.projected_ascent(esc.init_sphere(2, [1, 1], 1, 8, gen(3)), X, G, 300, 0.1, 1e-4)
+    assert float(w1.speeds.max()) <= math.sqrt(2) - 1 + 1e-12       # width 1 = rank one
+
+
+def test_padding_keeps_zero_neurons_zero():
+    X, G = esc.example1_data()
+    W = esc.init_sphere(2, [2, 2], 1, 3, gen(4))
+    P = esc.pad_hidden(W, 6)
+    a = esc.projected_ascent(W, X, G, 50, 0.1, 1e-3)
+    b = esc.projected_ascent(P, X, G, 50, 0.1, 1e-3)
+    assert torch.allclose(a.speeds, b.speeds, atol=1e-12)
+    assert float(b.Ws[0][:, 2:].abs().max()) == 0.0
+
+
+def test_deepen_never_lowers_speed():
+    g = gen(5)
+    X, G = torch.randn(3, 15, generator=g, dtype=torch.float64), torch.randn(2, 15, generator=g, dtype=torch.float64)
+    W = esc.init_sphere(3, [4, 4], 2, 40, g)
+    s0 = esc.speed(W, X, G)
+    D = esc.deepen(W, X, G, k=2)
+    assert len(D) == 5
+    s1 = esc.speed(D, X, G)
+    assert bool(((s1 >= s0 - 1e-12) | (s0 <= 0)).all())
+    for w in D[2:]:                                                   # added layers rank one
+        assert esc.nontop_fraction(w[0]) < 1e-12
+
+
+def test_escape_by_depth_monotone_and_cos3_zero():
+    X, G = esc.circle_data(24, "cos3")
+    assert esc.shallow_speed(X, G, 4000)[0] < 1e-12                  # s*(2) = 0 exactly
+    res = esc.escape_by_depth(X, G, [2, 3], 6, 6, 300, 0.1, 1e-4, gen(6))
+    assert np.all(np.diff(res.speeds) >= 0)
+    assert res.speeds[1] > 0.7
+    c, lmin = esc.thm31_constant(X, G, 0.0)                          # zero speed: reported, not divided by
+    assert math.isinf(c) and math.isinf(lmin)
+    assert math.isnan(esc.safe_ratio(1.0, 0.0))
+
+
+def test_thm31_constant_example1():
+    X, G = esc.example1_data()
+    c, lmin = esc.thm31_constant(X, G, 0.5)
+    assert abs(c - 16 * math.sqrt(2 * math.log(16))) < 1e-12 and abs(lmin - c * c) < 1e-9
+    assert math.isinf(esc.thm31_bound(c, 100)) and esc.thm31_bound(c, 10 ** 6) < 1
+
+
+def test_prop34_inequality_random():
+    g = gen(7)
+    X, G = torch.randn(4, 20, generator=g, dtype=torch.float64), torch.randn(3, 20, generator=g, dtype=torch.float64)
+    for L in (2, 5):
+        lhs, rhs = esc.prop34_sides(esc.init_sphere(4, [6] * (L - 1), 3, 50, g), X, G)
+        assert bool((lhs <= rhs + 1e-9).all())
+
+
+def test_bad_inputs():
+    X, G = esc.example1_data()
+    with pytest.raises(ParameterError, match="depth"):
+        esc.check_problem(X, G, [])
+    with pytest.raises(ParameterError, match="widths"):
+        esc.check_problem(X, G, [3, 0])
+    with pytest.raises(esc.NoEscapeError, match="no escape"):
+        esc.check_problem(X, torch.zeros_like(G), [3])
+    with pytest.raises(ParameterError, match="depths"):
+        esc.check_parameters({"depths": [3, 2]})
+    with pytest.raises(ParameterError, match="pga_eta_final"):
+        esc.check_parameters({"pga_eta": 0.01, "pga_eta_final": 0.1})
+    with pytest.raises(ParameterError, match="alphas"):
+        esc.check_parameters({"alphas": [0.1, 0.1]})
+    with pytest.raises(ParameterError, match="mnist_depth_small"):
+        esc.check_parameters({"mnist_depth": 4, "mnist_depth_small": 4})
+    esc.check_parameters({"depths": [2, 3], "alphas": [0.1, 0.05], "mnist_depth": 6, "mnist_depth_small": 4})
+
+
+def test_divergence_is_reported():
+    g = gen(8)
+    X, Y = esc.teacher_data(10, 3, g)
+    W = tr.small_init(3, [4], 1, 2, 1e150, g)                         # overflow at the first step
+    with pytest.raises(ParameterError, match="rel_step"):
+        tr.euler_escape(W, X, Y, 0.01, 0.1, 5)
+
+
+def test_ode_and_escape_time():
+    assert abs(tr.ode_scale(0.1, 2.0, 2, np.array([1.0]))[0] - 0.1 * math.exp(2)) < 1e-15
+    L, s, u0, u1 = 4, 1.5, 0.1, 0.5
+    t1 = tr.escape_time(u0, u1, s, L)
+    assert abs(tr.ode_scale(u0, s, L, np.array([t1]))[0] - u1) < 1e-12
+    assert np.isnan(tr.ode_scale(u0, s, L, np.array([tr.blowup_time(u0, s, L) * 1.01]))[0])
+    assert math.isinf(tr.escape_time(u0, u1, 0.0, 3))
+
+
+def test_aligned_flow_follows_ode():
+    g = gen(0)
+    X, Y = esc.teacher_data(20, 5, g)
+    rho, exact = esc.single_neuron_escape(X, -Y, 3, 3, g)
+    assert exact and float(esc.kkt_residual(rho, X, -Y)[0]) < 1e-10
+    s = float(esc.speed(rho, X, -Y)[0])
+    times = np.linspace(0, tr.escape_time(0.05, 0.2, s, 3), 5)
+    u = np.array([float(tr.layer_scale(W)[0]) for W in tr.flow([0.05 * w for w in rho], X, Y, times, True)])
+    assert np.abs(u / tr.ode_scale(0.05, s, 3, times) - 1).max() < 1e-7
