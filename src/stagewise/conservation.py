@@ -35,8 +35,6 @@ class Family:
     """A model family: parameter shapes, network output and its quadratic invariants."""
 
     name: str
-    title: str
-    source: str
     forward: Callable[[Params, torch.Tensor], torch.Tensor]   # (B, n, k)
     invariant: Callable[[Params], torch.Tensor]               # (B, K): one entry per conserved quantity
     shapes: Callable[[int, int, int, int], list[tuple[int, ...]]]  # (d, k, width, depth) -> shapes
@@ -93,21 +91,16 @@ def _deep_relu_invariant(p: Params) -> torch.Tensor:
 
 FAMILIES: dict[str, Family] = {
     "diagonal": Family(
-        "diagonal", "diagonal network $f(x)=\\langle u\\odot v, x\\rangle$", "boixadsera2023transformers",
-        _diagonal_forward, _diagonal_invariant, lambda d, k, m, L: [(d,), (d,)]),
+        "diagonal", _diagonal_forward, _diagonal_invariant, lambda d, k, m, L: [(d,), (d,)]),
     "linear": Family(
-        "linear", "two-layer linear $f(x)=W_2^\\top W_1^\\top x$", "varre2023spectral",
-        _linear_forward, _linear_invariant, lambda d, k, m, L: [(d, m), (m, k)]),
+        "linear", _linear_forward, _linear_invariant, lambda d, k, m, L: [(d, m), (m, k)]),
     "relu": Family(
-        "relu", "two-layer ReLU $f(x)=\\sum_j a_j\\,\\sigma(\\langle w_j,x\\rangle)$", "town2026relu",
-        _two_layer(torch.relu), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)]),
+        "relu", _two_layer(torch.relu), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)]),
     "deep_relu": Family(
-        "deep_relu", "deep ReLU $f(x)=W_L\\sigma(\\cdots\\sigma(W_1x))$", "bantzis2025saddle",
-        _deep_relu_forward, _deep_relu_invariant,
+        "deep_relu", _deep_relu_forward, _deep_relu_invariant,
         lambda d, k, m, L: [(m, d)] + [(m, m)] * (L - 2) + [(k, m)]),
     "tanh": Family(
-        "tanh", "two-layer tanh (not homogeneous)", "du2018algorithmic",
-        _two_layer(torch.tanh), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)], homogeneous=False),
+        "tanh", _two_layer(torch.tanh), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)], homogeneous=False),
 }
 
 

@@ -14,6 +14,7 @@ Everything the theory needs is the reduced loss ``Ltilde(beta)`` and ``g(beta) =
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 
 import numba
@@ -45,13 +46,14 @@ def check_parameters(values: dict) -> None:
 # ----------------------------------------------------------------------------------------------
 # models: Ltilde(beta) and g(beta) = -grad Ltilde(beta), batched over rows
 # ----------------------------------------------------------------------------------------------
-class DiagonalModel:
+class DiagonalModel(ABC):
     """Interface: ``loss(beta) -> (B,)``; ``g`` and ``hessian`` come from autograd unless overridden."""
 
     p: int
 
-    def loss(self, beta: torch.Tensor) -> torch.Tensor:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def loss(self, beta: torch.Tensor) -> torch.Tensor:
+        """The reduced loss of each row of ``beta``, shape ``(B,)``."""
 
     def g(self, beta: torch.Tensor) -> torch.Tensor:
         """``g(beta) = -grad_beta Ltilde`` row by row (eq. 4); ``beta`` has shape ``(B, p)``."""
