@@ -153,3 +153,80 @@ def test_aligned_flow_follows_ode():
     times = np.linspace(0, tr.escape_time(0.05, 0.2, s, 3), 5)
     u = np.array([float(tr.layer_scale(W)[0]) for W in tr.flow([0.05 * w for w in rho], X, Y, times, True)])
     assert np.abs(u / tr.ode_scale(0.05, s, 3, times) - 1).max() < 1e-7
+
+
+def test_mse_grad_matches_autograd():
+    g = gen(9)
+    X, Y = torch.randn(3, 11, generator=g, dtype=torch.float64), torch.randn(2, 11, generator=g, dtype=torch.float64)
+    for widths in ([4], [5, 1], [6, 3, 4]):                       # depths 2, 3, 4; width-1 layers use the broadcast path
+        W = tr.small_init(3, widths, 2, 5, 0.8, g)
+        loss, grads = tr.mse_grad(W, X, Y)
+        leaves = [w.clone().requires_grad_(True) for w in W]
+        ref = tr.mse_loss(leaves, X, Y)
+        ref_g = torch.autograd.grad(ref.sum(), leaves)
+        assert torch.allclose(loss, ref.detach(), rtol=1e-13, atol=0)
+        for a, b in zip(grads, ref_g):
+            assert a.shape == b.shape and float((a - b).abs().max()) <= 1e-13 * float(b.abs().max())
+    W = tr.small_init(2, [1, 1], 1, 3, 0.5, g)                    # scalar output, width 1: every _mm special case
+    loss, grads = tr.mse_grad(W, *esc.example1_data())
+    leaves = [w.clone().requires_grad_(True) for w in W]
+    ref_g = torch.autograd.grad(tr.mse_loss(leaves, *esc.example1_data()).sum(), leaves)
+    assert all(torch.allclose(a, b, rtol=1e-13, atol=1e-16) for a, b in zip(grads, ref_g))
+
+
+def test_euler_escape_matches_autograd_reference():
+    X, Y = esc.teacher_data(20, 5, gen(10))
+    W0 = tr.small_init(5, [6, 6], 1, 6, 0.05, gen(11))
+    a = tr.euler_escape(W0, X, Y, 0.01, 0.01, 100_000)
+    b = tr.euler_escape_autograd(W0, X, Y, 0.01, 0.01, 100_000)
+    assert a.steps == b.steps and bool(torch.isfinite(a.times).all())
+    assert float(((a.times - b.times) / b.times).abs().max()) < 1e-10
+    assert max(float((x - y).abs().max()) for x, y in zip(a.Ws, b.Ws)) < 1e-12
+
+
+def test_gd_zero_neurons_stay_zero():
+    X, G = esc.example1_data()
+    W = tr.small_init(2, [2, 2], 1, 4, 0.01, gen(12))
+    a = tr.euler_escape(W, X, G, 0.01, 0.01, 5000)
+    b = tr.euler_escape(esc.pad_hidden(W, 7), X, G, 0.01, 0.01, 5000)
+    assert a.steps == b.steps
+    fin = torch.isfinite(a.times)
+    assert bool(fin.any()) and torch.equal(fin, torch.isfinite(b.times))
+    assert torch.allclose(a.times[fin], b.times[fin], rtol=1e-9)
+    assert float(b.Ws[0][:, 2:].abs().max()) == 0.0 and float(b.Ws[1][:, 2:].abs().max()) == 0.0
+    assert float(b.Ws[1][:, :, 2:].abs().max()) == 0.0 and float(b.Ws[2][:, :, 2:].abs().max()) == 0.0
+    assert torch.allclose(tr.direction_speed(a.Ws, X, -G)[fin], tr.direction_speed(b.Ws, X, -G)[fin], rtol=1e-9)
+
+
+def test_dead_network_stops_without_escape():
+    X, G = esc.example1_data()
+    W = tr.small_init(2, [3, 3], 1, 2, 0.01, gen(13))
+    W[0][1] = 0.0                          # network 1: zero first layer, so all ReLUs are off and the gradient is 0
+    r = tr.euler_escape(W, X, G, 0.01, 0.01, 100_000)
+    assert math.isinf(float(r.times[1])) and r.steps < 100_000
+    assert math.isfinite(float(r.times[0]))
+
+
+def test_gd_width_one_never_beats_rank_one():
+    X, G = esc.example1_data()
+    sw = tr.gd_width_sweep(X, G, [1, 4], 3, 12, 1e-3, 0.01, 0.01, gen(14))
+    s1 = sw.speeds[0][torch.isfinite(sw.speeds[0])]
+    assert len(s1) > 0 and float(s1.max()) <= math.sqrt(2) - 1 + 1e-12     # rank one: a one-neuron function
+    assert bool((torch.isfinite(sw.speeds) == sw.escaped).all())
+    assert float(sw.speeds[torch.isfinite(sw.speeds)].max()) <= 0.5 + 1e-9
+
+
+def test_prop33_bound_and_data():
+    assert abs(esc.prop33_bound(1.0, 0.1, 0.9) - 1.0) < 1e-15
+    assert math.isinf(esc.prop33_bound(1.0, 0.1, 0.1)) and math.isinf(esc.prop33_bound(2.0, 0.1, 0.15))
+    assert esc.prop33_bound(1.0, 0.03, 0.5) < esc.prop33_bound(1.0, 0.03, 0.4)     # decreasing in s*
+    X, G, u, v = esc.near_rank_one_data(5, 20, 2, 0.1, gen(15))
+    assert bool((u >= 0).all() and (v >= 0).all())
+    assert abs(float((X - torch.outer(u, v)).norm()) - 0.1) < 1e-12 and abs(float(G.norm()) - 1) < 1e-12
+    r = esc.projected_ascent(esc.init_sphere(5, [6, 6], 2, 6, gen(16)), X, G, 600, 0.1, 1e-4)
+    W, s = r.best()
+    lo, hi = esc.prop33_speed_bracket(X, G, u, v)
+    assert lo <= s <= hi
+    d = esc.layer_diagnostics(W, X)
+    worst = max(d["rho_W"] + d["rho_Z"] + d["nu"] + [esc.nontop_fraction(X)])
+    assert worst <= esc.prop33_bound(1.0, 0.1, hi)                # the bound at the largest possible s*

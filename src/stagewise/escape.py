@@ -60,6 +60,9 @@ def check_parameters(values: dict) -> None:
         raise ParameterError(f"parameter alphas={alphas}: need at least two distinct init scales to fit a slope")
     if values.get("mnist_depth_small", 4) >= values.get("mnist_depth", 6):
         raise ParameterError("parameter mnist_depth_small: must be below mnist_depth; allowed: mnist_depth_small < mnist_depth")
+    if values.get("mnist_source", "digits") == "digits" and values.get("mnist_n", 0) > 1797:
+        raise ParameterError(f"parameter mnist_n={values['mnist_n']}: scikit-learn's digits has 1797 images; "
+                             "allowed: mnist_n <= 1797, or mnist_source mnist5k (up to 5000)")
 
 
 # ----------------------------------------------------------------------------------
@@ -550,6 +553,43 @@ def prop34_sides(Ws: Weights, X: torch.Tensor, G: torch.Tensor) -> tuple[torch.T
     rhs = 2 * torch.log(float(X.norm() * G.norm()) * prod / tr.clamp_min(1e-300))
     rhs = torch.where(tr > 0, rhs, torch.full_like(rhs, math.inf))
     return lhs, rhs
+
+
+def near_rank_one_data(d_in: int, n: int, d_out: int, eps: float, generator: torch.Generator,
+                       g_noise: float = 0.3) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Inputs ``X = u v^T + E`` of Prop. 3.3 (App. A.5) and a gradient ``G``; returns ``(X, G, u, v)``.
+
+    ``u in R^{d_in}`` and ``v in R^n`` are absolute values of Gaussians (entrywise >= 0) with
+    ``|u| = |v| = 1``, and ``E`` is Gaussian rescaled to ``|E|_F = eps``. ``G`` is
+    ``-(w v^T + g_noise Z / |Z|_F)`` rescaled to ``|G|_F = 1`` (``w`` a random unit vector, ``Z``
+    Gaussian), so that ``|G v|`` is close to 1 and the bound of Prop. 3.3 is not vacuous.
+    """
+    def randn(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    u, v = randn(d_in).abs(), randn(n).abs()
+    u, v = u / u.norm(), v / v.norm()
+    E = randn(d_in, n)
+    w, Z = randn(d_out), randn(d_out, n)
+    G = -(torch.outer(w / w.norm(), v) + g_noise * Z / Z.norm())
+    return torch.outer(u, v) + eps * E / E.norm(), G / G.norm(), u, v
+
+
+def prop33_bound(g_norm: float, eps: float, s: float) -> float:
+    """Prop. 3.3 (App. A.5): ``8 |G|_F eps / (s* - |G|_F eps)`` bounds ``rho_nt(W_l)``,
+    ``rho_nt(Z^sigma_l)`` and ``nu_l`` at the optimum; ``inf`` (no statement) when ``s* <= |G|_F eps``.
+    The bound decreases in ``s*``: evaluated at a lower estimate of ``s*`` it is larger (weaker)."""
+    den = s - g_norm * eps
+    return 8 * g_norm * eps / den if den > 0 else math.inf
+
+
+def prop33_speed_bracket(X: torch.Tensor, G: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> tuple[float, float]:
+    """The bracket ``|Gv||u| -/+ |G|_F |E|_F`` on the optimal speed ``s*`` for ``X = u v^T + E``
+    (proof of Prop. 3.3, App. A.5): a rank-one linear chain along ``u`` reaches the lower end, and
+    ``|f_theta(u)| <= |u|`` on the ball ``|theta|^2 <= L`` gives the upper end."""
+    base = float((G @ v).norm() * u.norm())
+    slack = float(G.norm() * (X - torch.outer(u, v)).norm())
+    return base - slack, base + slack
 
 
 def safe_ratio(a: float, b: float) -> float:
