@@ -230,3 +230,35 @@ def test_prop33_bound_and_data():
     d = esc.layer_diagnostics(W, X)
     worst = max(d["rho_W"] + d["rho_Z"] + d["nu"] + [esc.nontop_fraction(X)])
     assert worst <= esc.prop33_bound(1.0, 0.1, hi)                # the bound at the largest possible s*
+
+
+def test_merging_a_linear_layer_keeps_the_function_and_never_slows():
+    X, G = esc.example1_data()
+    W = [w for w in esc.rank_two_construction()]
+    deep = esc.deepen(W, X, G, k=2)                                # depth 5; layers 3 and 4 are linear
+    merged = esc.merge_most_linear(deep, X)
+    assert len(merged) == 4 and all(abs(float(m.norm()) - 1) < 1e-12 for m in merged)
+    s_deep, s_merged = float(esc.speed(deep, X, G)[0]), float(esc.speed(merged, X, G)[0])
+    assert s_merged >= s_deep - 1e-12
+    f_deep, f_merged = esc.forward(deep, X)[0][-1], esc.forward(merged, X)[0][-1]
+    assert torch.allclose(f_merged / f_merged.norm(), f_deep / f_deep.norm(), atol=1e-12)   # same function up to scale
+    with pytest.raises(ValueError, match="depth >= 3"):
+        esc.merge_most_linear(esc.init_sphere(2, [3], 1, 1, gen()), X)
+
+
+def test_merging_a_nonlinear_layer_can_change_the_function():
+    X, G = esc.example1_data()
+    W = esc.rank_two_construction()                                # depth 3: both ReLUs matter
+    d = esc.layer_diagnostics(W, X)
+    assert min(d["nu"]) > 0.1
+    assert float(esc.speed(esc.merge_most_linear(W, X), X, G)[0]) < 0.5 - 0.1
+
+
+def test_backward_pass_never_lowers_and_keeps_monotone():
+    X, G = esc.circle_data(16, "alternating")
+    r = esc.escape_by_depth(X, G, [2, 3, 4], 6, 6, 200, 0.1, 1e-3, gen(20))
+    assert all(a >= b - 1e-15 for a, b in zip(r.speeds, r.forward_speeds))
+    assert all(b >= a - 1e-12 for a, b in zip(r.speeds, r.speeds[1:]))    # deepening is exact up to rounding
+    assert math.isnan(r.merged_speeds[-1]) and len(r.merged_speeds) == 3
+    for W, s in zip(r.optima, r.speeds):
+        assert abs(float(esc.speed(W, X, G)[0]) - s) < 1e-12

@@ -278,6 +278,24 @@ def deepen(Ws: Weights, X: torch.Tensor, G: torch.Tensor, k: int = 1) -> Weights
     return normalize_layers(new)
 
 
+def merge_most_linear(Ws: Weights, X: torch.Tensor) -> Weights:
+    """A depth-``L-1`` network from a depth-``L`` one (batch of one): the reverse of Prop. 3.2 [ours].
+
+    Pick the hidden layer ``l`` whose ReLU is closest to the identity on the data (smallest
+    ``nu_l``, see :func:`layer_diagnostics`), drop that ReLU, replace ``(W_l, W_{l+1})`` by the
+    product ``W_{l+1} W_l`` and re-normalize every layer. When ``nu_l = 0`` the function is
+    unchanged and ``|W_{l+1} W_l|_F <= |W_{l+1}|_F |W_l|_F = 1``, so normalizing can only raise a
+    positive speed: ``s*(L-1) >= speed(theta)``. With Prop. 3.2, an optimal depth-``L`` direction
+    with a linear hidden layer gives ``s*(L-1) = s*(L)``.
+    """
+    if len(Ws) < 3:
+        raise ValueError(f"depth {len(Ws)}: merging needs depth >= 3")
+    Z, _ = forward(Ws, X)
+    nu = [float((torch.relu(-z) ** 2).sum() / (z ** 2).sum().clamp_min(1e-300)) for z in Z[:-1]]
+    l = int(np.argmin(nu))                                   # hidden layer l + 1 in 1-based numbering
+    return normalize_layers(Ws[:l] + [Ws[l + 1] @ Ws[l]] + Ws[l + 2:])
+
+
 def with_noise(Ws: Weights, copies: int, noise: float, generator: torch.Generator) -> Weights:
     """``copies`` perturbed copies of a single network (copy 0 unperturbed), re-normalized."""
     out = []
@@ -296,6 +314,8 @@ class DepthResult:
     warm_speeds: list[float]       # speed of the Prop 3.2 construction before any ascent
     optima: list[Weights]          # best network per depth (batch of one)
     success: list[float]           # fraction of random restarts within 1e-3 of s_hat(L)
+    forward_speeds: list[float] = field(default_factory=list)  # s_hat(L) after the forward pass alone
+    merged_speeds: list[float] = field(default_factory=list)   # speed of the merged depth-(L+1) optimum (nan at the top)
 
 
 def escape_by_depth(X: torch.Tensor, G: torch.Tensor, depths: list[int], width: int, restarts: int, steps: int,
@@ -331,7 +351,32 @@ def escape_by_depth(X: torch.Tensor, G: torch.Tensor, depths: list[int], width: 
         res.optima.append(best_W)
         res.success.append(float((out.speeds[:restarts] > best_s - 1e-3).double().mean()))
         prev = best_W
+    res.forward_speeds = list(res.speeds)
+    _backward_pass(res, X, G, steps, warm_eta, eta_final)
     return res
+
+
+def _backward_pass(res: DepthResult, X: torch.Tensor, G: torch.Tensor, steps: int, eta: float, eta_final: float) -> None:
+    """Improve shallower estimates from deeper optima (:func:`merge_most_linear`), then re-deepen.
+
+    From the deepest depth down, the deeper optimum merged down to depth ``L`` is polished by
+    ``steps`` of projected ascent (no randomness) and replaces the depth-``L`` optimum when faster.
+    A final forward sweep applies :func:`deepen` again, so ``s_hat`` stays non-decreasing.
+    """
+    res.merged_speeds = [float("nan")] * len(res.depths)
+    for i in range(len(res.depths) - 2, -1, -1):
+        cand = res.optima[i + 1]
+        for _ in range(res.depths[i + 1] - res.depths[i]):
+            cand = merge_most_linear(cand, X)
+        res.merged_speeds[i] = float(speed(cand, X, G)[0])
+        if res.merged_speeds[i] > res.speeds[i]:
+            W, s = projected_ascent(cand, X, G, steps, eta, eta_final).best()
+            res.optima[i], res.speeds[i] = W, s
+    for i in range(1, len(res.depths)):
+        deep = deepen(res.optima[i - 1], X, G, k=res.depths[i] - res.depths[i - 1])
+        s = float(speed(deep, X, G)[0])
+        if s > res.speeds[i]:
+            res.optima[i], res.speeds[i] = deep, s
 
 
 def pad_hidden(Ws: Weights, width: int) -> Weights:
