@@ -291,7 +291,7 @@ def merge_most_linear(Ws: Weights, X: torch.Tensor) -> Weights:
     if len(Ws) < 3:
         raise ValueError(f"depth {len(Ws)}: merging needs depth >= 3")
     Z, _ = forward(Ws, X)
-    nu = [float((torch.relu(-z) ** 2).sum() / (z ** 2).sum().clamp_min(1e-300)) for z in Z[:-1]]
+    nu = [relu_deviation(z[0]) for z in Z[:-1]]
     l = int(np.argmin(nu))                                   # hidden layer l + 1 in 1-based numbering
     return normalize_layers(Ws[:l] + [Ws[l + 1] @ Ws[l]] + Ws[l + 2:])
 
@@ -541,6 +541,13 @@ def nontop_fraction(M: torch.Tensor) -> float:
     return max(0.0, 1.0 - float(torch.linalg.matrix_norm(M, ord=2)) ** 2 / f2)
 
 
+def relu_deviation(Z: torch.Tensor) -> float:
+    """``nu = |sigma(Z) - Z|_F^2 / |Z|_F^2 = |relu(-Z)|_F^2 / |Z|_F^2``: how far the ReLU is from the
+    identity on pre-activations ``Z`` (Thm 3.1); 0 for a zero matrix."""
+    z2 = float((Z ** 2).sum())
+    return float((torch.relu(-Z) ** 2).sum()) / z2 if z2 > 0 else 0.0
+
+
 def layer_diagnostics(Ws: Weights, X: torch.Tensor) -> dict[str, list[float]]:
     """Per layer of a single network: ``rho_nt(W_l)``, ``rho_nt(Z^sigma_l)``, ``nu_l``, ``s2/s1(W_l)``.
 
@@ -555,8 +562,7 @@ def layer_diagnostics(Ws: Weights, X: torch.Tensor) -> dict[str, list[float]]:
         out["ratio_W"].append(float(sv[1] / sv[0]) if len(sv) > 1 and float(sv[0]) > 0 else 0.0)
         if l < len(Ws) - 1:
             out["rho_Z"].append(nontop_fraction(Zs[l + 1][0]))
-            z2 = float((Z[l][0] ** 2).sum())
-            out["nu"].append(float(((Zs[l + 1][0] - Z[l][0]) ** 2).sum()) / z2 if z2 > 0 else 0.0)
+            out["nu"].append(relu_deviation(Z[l][0]))
     return out
 
 
