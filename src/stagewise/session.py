@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from . import device as devices
+from . import faults
 from .chapters import get_chapter
 from .figures import export, use_style
 from .parameters import validate
@@ -141,8 +142,10 @@ class Run:
 
     def finish(self):
         """Write results.json and return the checks table for display."""
+        from .rundir import write_text_atomic
+        faults.point("notebook-finish")
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "results.json").write_text(json.dumps(self.results(), indent=2, default=str))
+        write_text_atomic(self.directory / "results.json", json.dumps(self.results(), indent=2, default=str))
         return self.checks_table()
 
 
@@ -164,6 +167,7 @@ def _glue(name: str, value: Any) -> None:
 
 def start(chapter: str, namespace: dict[str, Any]) -> Run:
     """Validate the notebook's parameters and set up device, seed, threads and style."""
+    faults.point("notebook-start")
     spec = get_chapter(chapter)
     parameters = validate(spec.parameters, namespace)
     spec.check_parameters(parameters)
