@@ -23,7 +23,8 @@ def test_params_shows_type_default_range_and_meaning():
 
 
 def test_help_everywhere():
-    for args in (["--help"], ["run", "--help"], ["params", "--help"], ["book", "--help"], ["list", "--help"]):
+    for args in (["--help"], ["run", "--help"], ["params", "--help"], ["book", "--help"], ["list", "--help"],
+                 ["clean", "--help"]):
         out = stagewise(*args)
         assert out.returncode == 0 and "usage" in out.stdout
 

@@ -1,9 +1,10 @@
 """The chapter registry: one MyST notebook per chapter in ``book/chapters``."""
 from __future__ import annotations
 
+import copy
 import os
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import jupytext
@@ -29,7 +30,7 @@ class Chapter:
 
     def notebook(self) -> nbformat.NotebookNode:
         """The chapter as an (unexecuted) notebook, read from its MyST Markdown."""
-        nb = jupytext.read(self.source)
+        nb = copy.deepcopy(_read(self.source, self.source.stat().st_mtime_ns))
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         return nb
 
@@ -42,7 +43,7 @@ class Chapter:
 
     @cached_property
     def front_matter(self) -> dict:
-        return dict(jupytext.read(self.source).metadata.get("stagewise", {}))
+        return dict(_read(self.source, self.source.stat().st_mtime_ns).metadata.get("stagewise", {}))
 
     def check_parameters(self, values: dict) -> None:
         """Run the chapter's cross-parameter validator, named in its front matter as
@@ -55,10 +56,21 @@ class Chapter:
 
     @cached_property
     def parameters(self) -> dict[str, Parameter]:
-        cells = [c for c in self.notebook().cells if "parameters" in c.metadata.get("tags", [])]
-        if len(cells) != 1:
-            raise ValueError(f"{self.source}: expected exactly one cell tagged 'parameters'")
-        return parse_parameters_cell(cells[0].source)
+        return _declared(self.source, self.source.stat().st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _read(source: Path, mtime_ns: int) -> nbformat.NotebookNode:
+    """A chapter's notebook, read once per version of its file (callers copy it)."""
+    return jupytext.read(source)
+
+
+@lru_cache(maxsize=64)
+def _declared(source: Path, mtime_ns: int) -> dict[str, Parameter]:
+    cells = [c for c in _read(source, mtime_ns).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise ValueError(f"{source}: expected exactly one cell tagged 'parameters'")
+    return parse_parameters_cell(cells[0].source)
 
 
 def _search_dirs() -> list[Path]:

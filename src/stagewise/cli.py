@@ -221,6 +221,8 @@ def _terminate(signum, frame):  # SIGTERM gets the same clean-up as Ctrl-C
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)  # the command itself, not a library call
     try:
         argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
@@ -228,8 +230,6 @@ def main(argv: list[str] | None = None) -> int:
             args.param = args.param + params
         elif params:
             raise UsageError("-p is an option of 'stagewise run'")
-        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-            signal.signal(signal.SIGTERM, _terminate)
         if args.command == "list":
             return _list()
         if args.command == "params":

@@ -9,6 +9,8 @@ results). Nothing happens unless ``STAGEWISE_FAULT`` names that point, as
 ``kill-parent``  SIGKILL the parent process (from the notebook kernel: kills the runner)
 ``interrupt``    SIGINT to this process (what Ctrl-C in a terminal sends)
 ``interrupt-parent``  SIGINT to the parent process (from the kernel: Ctrl-C reaching the runner)
+``term-parent``  SIGTERM to the parent process (a scheduler stopping the runner)
+``stop``         SIGSTOP this process, holding whatever it holds, until a SIGCONT
 ``enospc``       raise ``OSError(ENOSPC)`` (a full disk at this write)
 
 The tests in ``tests/test_run_safety.py`` use it; see the README's guarantees.
@@ -24,7 +26,7 @@ FAULT_ENV = "STAGEWISE_FAULT"
 
 def _actions(name: str) -> list[str]:
     spec = os.environ.get(FAULT_ENV, "")
-    return [item.split(":", 1)[1] for item in spec.split(",") if ":" in item and item.split(":", 1)[0] == name]
+    return [item.rsplit(":", 1)[1] for item in spec.split(",") if ":" in item and item.rsplit(":", 1)[0] == name]
 
 
 def point(name: str) -> None:
@@ -38,6 +40,10 @@ def point(name: str) -> None:
             os.kill(os.getpid(), signal.SIGINT)
         elif action == "interrupt-parent":
             os.kill(os.getppid(), signal.SIGINT)
+        elif action == "term-parent":
+            os.kill(os.getppid(), signal.SIGTERM)
+        elif action == "stop":
+            os.kill(os.getpid(), signal.SIGSTOP)  # the test resumes it with SIGCONT
         elif action == "enospc":
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), f"<fault injected at {name}>")
         else:

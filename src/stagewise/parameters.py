@@ -124,32 +124,47 @@ def parse_parameters_cell(source: str) -> dict[str, Parameter]:
     return params
 
 
+def shown(value: Any, limit: int = 40) -> str:
+    """A short, one-line repr of any value (huge integers and long texts are cut)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an integer beyond Python's digit limit for str()
+        text = f"<an integer of about {value.bit_length() * 0.30103:.0f} digits>"
+    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _scalar(p: Parameter, kind: str, value: Any) -> Any:
     if kind == "bool":
         if isinstance(value, bool):
             return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
-            return value.lower() in ("true", "yes", "1")
-        raise ParameterError(f"parameter {p.name}: expected true or false, got {value!r}")
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no", "1", "0"):
+            return value.strip().lower() in ("true", "yes", "1")
+        raise ParameterError(f"parameter {p.name}: expected true or false, got {shown(value)}")
     if kind == "str":
-        if isinstance(value, (bool, list, dict)) or value is None:
-            raise ParameterError(f"parameter {p.name}: expected text, got {value!r}")
-        return str(value)
+        if not isinstance(value, str):
+            raise ParameterError(f"parameter {p.name}: expected text, got {shown(value)} (quote it in YAML)")
+        return value
     try:
-        if isinstance(value, bool):
-            raise ValueError
+        if isinstance(value, bool) or isinstance(value, str) and not value.isascii():
+            raise ValueError  # no booleans as numbers, no non-ASCII digits (int('٣') == 3)
         if kind == "int":
             if isinstance(value, float):
                 if not value.is_integer():
                     raise ValueError
                 value = int(value)
-            number: Any = int(str(value).replace("_", ""))
+            number: Any = value if isinstance(value, int) else int(value) if isinstance(value, str) else None
+            if number is None:
+                raise TypeError
         else:
+            if not isinstance(value, (int, float, str)):
+                raise TypeError
             number = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"parameter {p.name}: expected {kind}, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(f"parameter {p.name}: expected {kind}, got {shown(value)}") from None
     if kind == "float" and not math.isfinite(number):
-        raise ParameterError(f"parameter {p.name}: must be a finite number in {p.describe_domain()}, got {value!r}")
+        raise ParameterError(f"parameter {p.name}: must be a finite number in {p.describe_domain()}, "
+                             f"got {shown(value)}")
     return number
 
 
@@ -160,16 +175,17 @@ def coerce(p: Parameter, value: Any) -> Any:
             text = value.strip()
             try:
                 value = json.loads(text) if text.startswith("[") else [v for v in text.split(",") if v.strip()]
-            except json.JSONDecodeError:
-                raise ParameterError(f"parameter {p.name}: expected a list such as [1, 2] or 1,2; got {value!r}") from None
+            except (json.JSONDecodeError, RecursionError):
+                raise ParameterError(f"parameter {p.name}: expected a list such as [1, 2] or 1,2; "
+                                     f"got {shown(value)}") from None
         if not isinstance(value, (list, tuple)) or not value:
-            raise ParameterError(f"parameter {p.name}: expected a non-empty list, got {value!r}")
+            raise ParameterError(f"parameter {p.name}: expected a non-empty list, got {shown(value)}")
         out = [_scalar(p, p.type[5:-1], v) for v in value]
     else:
         out = _scalar(p, p.type, value)
     for v in out if isinstance(out, list) else [out]:
         if p.domain is not None and not p.domain.contains(v):
-            raise ParameterError(f"parameter {p.name}: {v!r} is out of range; allowed: {p.describe_domain()}")
+            raise ParameterError(f"parameter {p.name}: {shown(v)} is out of range; allowed: {p.describe_domain()}")
     return out
 
 
@@ -195,13 +211,28 @@ def validate(declared: Mapping[str, Parameter], namespace: Mapping[str, Any]) ->
 
 
 def load_parameter_file(path: str) -> dict[str, Any]:
+    """Read a YAML mapping of parameter names to values.
+
+    ``yaml.safe_load`` only: a tag such as ``!!python/object`` is refused, never run.
+    """
     try:
-        with open(path) as handle:
+        with open(path, encoding="utf-8") as handle:
             data = yaml.safe_load(handle) or {}
     except OSError as err:
         raise ParameterError(f"cannot read parameter file {path}: {err.strerror}") from None
-    except yaml.YAMLError:
-        raise ParameterError(f"parameter file {path} is not valid YAML") from None
+    except UnicodeDecodeError:
+        raise ParameterError(f"parameter file {path} is not UTF-8 text") from None
+    except yaml.constructor.ConstructorError as err:
+        tag = f" (tag {err.problem.split()[-1]})" if err.problem and "tag" in err.problem else ""
+        raise ParameterError(f"parameter file {path}: refused a YAML tag that could construct objects{tag}; "
+                             "give plain values only") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ParameterError(f"parameter file {path} is not valid YAML{where}") from None
     if not isinstance(data, dict):
         raise ParameterError(f"parameter file {path} must map parameter names to values")
+    bad = [k for k in data if not isinstance(k, str)]
+    if bad:
+        raise ParameterError(f"parameter file {path}: parameter names must be text, got {shown(bad[0])}")
     return data

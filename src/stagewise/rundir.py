@@ -33,6 +33,8 @@ from pathlib import Path
 
 from . import faults
 
+#: The notebook finds its staging folder in this variable (set by the runner).
+RUN_DIR_ENV = "STAGEWISE_RUN_DIR"
 MANIFEST = ".stagewise-run.json"
 STAGING_MARKER = ".stagewise-staging"
 FAILED_MARKER = "FAILED"
@@ -138,11 +140,7 @@ def foreign_files(folder: Path, chapter: str) -> tuple[str | None, list[str]]:
     A run's own file is listed in its manifest with the same content hash; a run
     without a manifest (made by stagewise 0.1) may hold only its own file names.
     """
-    try:
-        results = json.loads((folder / "results.json").read_text())
-        owner = results.get("chapter") if isinstance(results, dict) else None
-    except (OSError, ValueError):
-        owner = None
+    owner = _run_chapter(folder)
     entries = sorted(_entries(folder))
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
@@ -203,10 +201,18 @@ def check_target(folder: Path, chapter: str, option: str = "--out") -> bool:
         raise OutputRefused(f"{where} holds an earlier run of {chapter} plus files it did not write "
                             f"({_show(foreign)}); move them away or choose a new folder")
     previous = previous_path(folder)
-    if os.path.lexists(previous):
+    if os.path.lexists(previous) and not _is_leftover_previous(previous, chapter):
         raise OutputRefused(f"{previous} is in the way of replacing {folder} (it is not a stagewise leftover); "
                             "move it away")
     return True
+
+
+def _is_leftover_previous(previous: Path, chapter: str) -> bool:
+    """``<name>.previous`` left by an interrupted swap: an intact run of ``chapter``."""
+    if previous.is_symlink() or not previous.is_dir() or not (previous / MANIFEST).is_file():
+        return False
+    owner, foreign = foreign_files(previous, chapter)
+    return owner == chapter and not foreign
 
 
 def writable_parent(folder: Path, option: str = "--out") -> None:
@@ -286,6 +292,22 @@ class FolderLock:
         self.fd = fd
         return self
 
+    def ensure_free(self) -> None:
+        """Raise FolderBusy if a live process holds the lock now (creates nothing)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(self.path)
+            who = f"pid {holder}" if holder else "another process"
+            raise FolderBusy(f"{self.what} {self.folder} is in use by another stagewise process ({who}); "
+                             "wait for it to finish or choose another folder") from None
+        finally:
+            os.close(fd)
+
     def release(self) -> None:
         if self.fd is None:
             return
@@ -306,7 +328,9 @@ class FolderLock:
 # -- leftovers of killed runs -----------------------------------------------------------
 
 def _is_staging(path: Path) -> bool:
-    return path.is_dir() and not path.is_symlink() and (path / STAGING_MARKER).is_file()
+    """A staging folder made by stagewise: its marker, or (in the instant before the swap) its manifest."""
+    return path.is_dir() and not path.is_symlink() and \
+        ((path / STAGING_MARKER).is_file() or (path / MANIFEST).is_file())
 
 
 def mark_killed(staging: Path) -> bool:
@@ -340,16 +364,23 @@ def recover(folder: Path, chapter: str | None = None) -> list[str]:
         else:
             notes.append(f"{staging} is a killed run's leftover ('stagewise clean --partial' removes it)")
     previous = previous_path(folder)
-    if previous.is_dir() and not previous.is_symlink() and (previous / MANIFEST).is_file():
-        owner, foreign = foreign_files(previous, chapter or "")
-        if owner and not foreign and (chapter is None or owner == chapter):
-            if not os.path.lexists(folder):
-                os.rename(previous, folder)
-                notes.append(f"restored the earlier run {folder} from an interrupted swap")
-            elif folder.is_dir() and (folder / MANIFEST).is_file():
-                _remove_run(previous)
-                notes.append(f"removed {previous}, the run replaced by an interrupted swap")
+    owner = _run_chapter(previous)
+    if owner and (chapter is None or owner == chapter) and _is_leftover_previous(previous, owner):
+        if not os.path.lexists(folder):
+            os.rename(previous, folder)
+            notes.append(f"restored the earlier run {folder} from an interrupted swap")
+        elif folder.is_dir() and (folder / MANIFEST).is_file():
+            _remove_run(previous)
+            notes.append(f"removed {previous}, the run replaced by an interrupted swap")
     return notes
+
+
+def _run_chapter(folder: Path) -> str | None:
+    try:
+        results = json.loads((folder / "results.json").read_text())
+        return results.get("chapter") if isinstance(results, dict) else None
+    except (OSError, ValueError):
+        return None
 
 
 def glob_escape(name: str) -> str:
@@ -399,8 +430,11 @@ def fail(staging: Path, folder: Path, message: str) -> Path:
     """Keep a failed run's staging folder as ``<name>.failed-<time>`` with a FAILED marker."""
     try:
         (staging / FAILED_MARKER).write_text(message + "\n")
-    except OSError:  # a full disk must not hide the original error
-        pass
+    except OSError:  # a full disk must not hide the original error: an empty marker still marks
+        try:
+            (staging / FAILED_MARKER).touch()
+        except OSError:
+            pass
     try:
         (staging / STAGING_MARKER).unlink()
     except OSError:

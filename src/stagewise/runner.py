@@ -15,9 +15,10 @@ from . import faults, rundir
 from .chapters import Chapter, get_chapter
 from .parameters import resolve
 from .provenance import code_fingerprint
-from .session import RUN_DIR_ENV
+from .rundir import RUN_DIR_ENV
 
 FAILED_MARKER = rundir.FAILED_MARKER
+KERNEL_LOG = "kernel.log"
 
 
 class RunFailed(RuntimeError):
@@ -70,6 +71,7 @@ def preflight(chapter: Chapter, folder: Path, option: str = "--out") -> bool:
     Returns whether the run will replace an earlier run of the same chapter.
     """
     folder = rundir.absolute(folder)
+    rundir.FolderLock(folder).ensure_free()
     replaces = rundir.check_target(folder, chapter.name, option)
     rundir.writable_parent(folder, option)
     if not os.access(folder.parent, os.W_OK):
@@ -93,6 +95,12 @@ def _kernel_manager_class(socket_dir: str):
             self.connection_file = os.path.join(socket_dir, "kernel.json")
             self.ip = os.path.join(socket_dir, "ipc")
 
+        async def _async_pre_start_kernel(self, **kw):
+            # The kernel process's own log (not the cells' output, which goes into the
+            # notebook) is kept out of the terminal; a failed run keeps it as kernel.log.
+            kw.setdefault("stderr", open(os.path.join(socket_dir, KERNEL_LOG), "ab"))
+            return await super()._async_pre_start_kernel(**kw)
+
     return LocalKernelManager
 
 
@@ -106,9 +114,14 @@ def execute(chapter: Chapter, parameters: dict[str, Any], folder: Path, progress
     partial executed notebook, and ``folder`` is untouched. ``notes`` (a callable)
     receives one-line reports about leftovers of earlier crashes.
     """
+    import logging
+
     notes = notes or (lambda line: print(f"stagewise: {line}", file=sys.stderr))
     folder = rundir.absolute(folder)
     preflight(chapter, folder)
+    # After an interruption, the notebook client's pending tasks end with 'Kernel died';
+    # asyncio would print them as tracebacks at exit. The run's own one-line report says it.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
     with rundir.FolderLock(folder) as lock:
         if lock.took_over_from:
             notes(f"took over the lock of {folder} from pid {lock.took_over_from}, which has ended")
@@ -154,8 +167,17 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
             if results_path.exists():
                 results = json.loads(results_path.read_text())
                 results["status"] = "failed"
-                results_path.write_text(json.dumps(results, indent=2))
-        except (OSError, ValueError):
+                rundir.write_text_atomic(results_path, json.dumps(results, indent=2))
+        except (OSError, ValueError):  # e.g. a full disk: a results.json claiming completion must not stay
+            try:
+                os.replace(results_path, staging / "results.incomplete.json")
+            except OSError:
+                pass
+        log = Path(socket_dir) / KERNEL_LOG
+        try:
+            if log.is_file() and log.stat().st_size and staging.exists():
+                shutil.copyfile(log, staging / KERNEL_LOG)
+        except OSError:
             pass
         failed = rundir.fail(staging, folder, summary) if staging.exists() else staging
         raise RunFailed(summary, failed) from err

@@ -25,7 +25,7 @@ from .figures import export, use_style
 from .parameters import validate
 from .provenance import code_fingerprint, git_state, versions
 
-RUN_DIR_ENV = "STAGEWISE_RUN_DIR"
+from .rundir import RUN_DIR_ENV  # noqa: E402 - re-exported
 
 
 def _plain(value: Any) -> Any:
