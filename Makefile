@@ -26,9 +26,8 @@ test-fast: setup  ## unit and command-line tests only (no chapter execution)
 contract: setup
 	../shared/checks/run-contract
 
-bench: setup
-	$(BIN)/python benchmarks/bench_training.py
-	$(BIN)/python benchmarks/bench_book.py
+bench: setup  ## every benchmarks/bench_*.py: batched code against its plain reference, ratios
+	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf _build book/executed runs

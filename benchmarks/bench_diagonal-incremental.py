@@ -14,8 +14,8 @@ import time
 import numpy as np
 import torch
 
-from stagewise import diagonal as D
-from stagewise import diagonal_flow as F
+from stagewise.diagonal_incremental import algorithm as D
+from stagewise.diagonal_incremental import flow as F
 
 torch.set_num_threads(1)
 

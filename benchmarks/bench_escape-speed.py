@@ -9,7 +9,7 @@ import time
 
 import torch
 
-from stagewise import escape as esc
+from stagewise.escape_speed import speed as esc
 
 torch.set_num_threads(1)
 

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from scipy.stats import spearmanr
 
-from stagewise import escape as esc
-from stagewise import escape_training as tr
+from stagewise.escape_speed import speed as esc
+from stagewise.escape_speed import training as tr
 
 torch.set_num_threads(1)
 

@@ -15,8 +15,8 @@ import time
 import numpy as np
 import torch
 
-from stagewise import linear as L
-from stagewise.device import set_threads
+from stagewise.linear_riccati import network as L
+from stagewise.core.device import set_threads
 
 
 def timed(fn, repeat=1):

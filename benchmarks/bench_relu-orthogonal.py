@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from stagewise import relu_orthogonal as ro
-from stagewise import relu_training as rt
+from stagewise.relu_orthogonal.algorithm import algorithm as ro
+from stagewise.relu_orthogonal.algorithm import training as rt
 
 
 def main() -> None:

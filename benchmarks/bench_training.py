@@ -10,8 +10,8 @@ import time
 
 import torch
 
-from stagewise import conservation as cl
-from stagewise.training import gradient_descent_batched
+from stagewise.conservation_laws import experiment as cl
+from stagewise.numerics.flows import gradient_descent_batched
 
 
 def reference_loop(family, data, params0, etas, horizon):

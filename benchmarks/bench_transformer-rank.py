@@ -15,9 +15,9 @@ import time
 
 import torch
 
-from stagewise import datasets as D
-from stagewise import transformers as T
-from stagewise.device import set_threads
+from stagewise.numerics import datasets as D
+from stagewise.transformer_rank import model as T
+from stagewise.core.device import set_threads
 
 
 def vit_problem(device, patch=2, width=64, depth=2, heads=4, head_dim=16, mlp=128, batch=64, dataset="digits"):

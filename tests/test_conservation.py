@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise import conservation as cl
-from stagewise.parameters import ParameterError
-from stagewise.training import DivergenceError, gradient_descent_batched
+from stagewise.conservation_laws import experiment as cl
+from stagewise.core.parameters import ParameterError
+from stagewise.numerics.flows import DivergenceError, gradient_descent_batched
 
 
 def _problem(name, seeds=2, n=6, d=6, width=5, depth=3, scale=0.7, seed=0):

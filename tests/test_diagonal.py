@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from stagewise import ParameterError
-from stagewise import diagonal as D
-from stagewise import diagonal_flow as F
+from stagewise.diagonal_incremental import algorithm as D
+from stagewise.diagonal_incremental import flow as F
 
 f64 = torch.float64
 

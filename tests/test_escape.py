@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from stagewise import ParameterError
-from stagewise import escape as esc
-from stagewise import escape_training as tr
+from stagewise.escape_speed import speed as esc
+from stagewise.escape_speed import training as tr
 
 torch.set_num_threads(1)   # tiny tensors: threads only add overhead (the chapter runs with one thread too)
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise import escape as esc
-from stagewise import escape_digits as dg
-from stagewise.parameters import ParameterError
+from stagewise.escape_speed import speed as esc
+from stagewise.escape_speed import digits as dg
+from stagewise.core.parameters import ParameterError
 
 
 def test_step_is_normalized_before_the_first_escape():

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise import linear as L
-from stagewise import linear_noise as LN
-from stagewise import linear_theory as th
-from stagewise.parameters import ParameterError
-from stagewise.training import DivergenceError
+from stagewise.linear_riccati import network as L
+from stagewise.linear_riccati import label_noise as LN
+from stagewise.linear_riccati import closed_forms as th
+from stagewise.core.parameters import ParameterError
+from stagewise.numerics.flows import DivergenceError
 
 GOOD = {"n": 5, "d": 10, "k": 3, "width": 200, "d_white": 5, "k_white": 3, "sigma_min": 1.0, "sigma_max": 3.0,
         "gamma_min": 1e-4, "gamma_max": 10.0, "gammas_white": [1.0]}

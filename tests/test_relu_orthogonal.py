@@ -1,13 +1,13 @@
-"""Unit tests for stagewise.relu_orthogonal and stagewise.relu_training (relu-orthogonal chapter)."""
+"""Unit tests for stagewise.relu_orthogonal.algorithm and stagewise.relu_orthogonal.training (relu-orthogonal chapter)."""
 import itertools
 import math
 
 import numpy as np
 import pytest
 
-from stagewise import relu_orthogonal as ro
-from stagewise import relu_training as rt
-from stagewise.parameters import ParameterError
+from stagewise.relu_orthogonal.algorithm import algorithm as ro
+from stagewise.relu_orthogonal.algorithm import training as rt
+from stagewise.core.parameters import ParameterError
 
 
 def hand_example():

@@ -1,13 +1,13 @@
-"""Unit tests of stagewise.transformers: per-head extraction, stable rank, batched models, optimizer."""
+"""Unit tests of stagewise.transformer_rank.model: per-head extraction, stable rank, batched models, optimizer."""
 import math
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from stagewise import transformers as T
-from stagewise.parameters import ParameterError
-from stagewise.training import DivergenceError
+from stagewise.transformer_rank import model as T
+from stagewise.core.parameters import ParameterError
+from stagewise.numerics.flows import DivergenceError
 
 torch.set_num_threads(1)
 
@@ -163,7 +163,7 @@ def test_check_parameters_messages(tmp_path):
 
 
 def test_paper_preset_and_helpers():
-    from stagewise import rank_experiments as rx
+    from stagewise.transformer_rank import experiments as rx
     P = rx.resolve_preset({"preset": "paper", "vit_depth": 2, "vit_steps": 7})
     assert (P["vit_depth"], P["vit_heads"], P["vit_width"], P["vit_head_dim"], P["vit_mlp"], P["vit_patch"]) == \
         (6, 8, 512, 128, 512, 4)

@@ -1,0 +1,1 @@
+"""The conservation_laws chapter's code (being reorganised; see the chapter)."""

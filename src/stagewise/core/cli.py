@@ -1,0 +1,249 @@
+"""The ``stagewise`` command: list chapters, show parameters, run a chapter, build the book."""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+from stagewise.core.registry import UnknownChapterError, all_chapters, get_chapter
+from stagewise.core.parameters import ParameterError, load_parameter_file
+from stagewise.core.rundir import OutputRefused
+
+EXIT_BAD_INPUT, EXIT_RUN_FAILED, EXIT_CHECKS_FAILED, EXIT_INTERRUPTED = 2, 1, 3, 130
+PARAM_FLAGS = ("-p", "--param")
+
+
+class UsageError(ValueError):
+    """A command line that argparse (or the -p pre-pass) cannot read: one line, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (and exit 2), not the usage block."""
+
+    def error(self, message: str):  # noqa: D401 - argparse's hook
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _split_params(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """Take ``-p NAME VALUE`` out of argv before argparse sees it.
+
+    argparse reads a value such as ``-inf`` or ``-1e-3`` as an option and a missing
+    value as a multi-line usage error; here the two words after ``-p`` are taken
+    verbatim, and a missing one is a one-line error.
+    """
+    rest, params, i = [], [], 0
+    while i < len(argv):
+        word = argv[i]
+        if word in PARAM_FLAGS:
+            given = argv[i + 1:i + 3]
+            if len(given) < 2 or any(g.startswith("--") for g in given):
+                given = [g for g in given[:1] if not g.startswith("--")]
+                what = f"-p {given[0]} needs a VALUE" if given else "-p needs a NAME and a VALUE"
+                raise UsageError(f"{what} (for example: -p seed 3)")
+            params.append((argv[i + 1], argv[i + 2]))
+            i += 3
+            continue
+        if word.startswith("--param="):
+            raise UsageError("write --param NAME VALUE (two words), not --param=...")
+        rest.append(word)
+        i += 1
+    return rest, params
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="stagewise", description="Run the chapters of 'Learning in Stages' with your own parameters.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("list", help="list the chapters", description="List the chapters (name and title).")
+    p = sub.add_parser("params", help="show a chapter's parameters",
+                       description="Show each parameter: type, default, allowed values and meaning.")
+    p.add_argument("chapter")
+    r = sub.add_parser(
+        "run", help="execute a chapter with new parameters",
+        description="Execute CHAPTER with papermill. The run folder receives the executed notebook, "
+                    "figures/<chapter>-<id>.{pdf,svg,png} and results.json. Exit status: 0 ok, "
+                    "1 the notebook failed (partial run kept as <folder>.failed-<time>), 2 bad input, "
+                    "3 a numerical check failed (with --strict).")
+    r.add_argument("chapter")
+    r.add_argument("-p", "--param", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="set a parameter (repeatable); lists as [1,2] or 1,2; negative values as -p x -1")
+    r.add_argument("-f", "--param-file", metavar="YAML", help="parameters from a YAML file (-p wins)")
+    r.add_argument("--out", type=Path, metavar="DIR",
+                   help="run folder (default: a new runs/<chapter>/<time>). It must be new, empty or an earlier "
+                        "run of the same chapter holding only its own files; anything else is refused. A failed "
+                        "run never replaces it")
+    r.add_argument("--strict", action="store_true", help="exit 3 when a numerical check fails")
+    r.add_argument("--quiet", action="store_true", help="no progress bar over cells")
+    r.add_argument("--dry-run", action="store_true",
+                   help="validate the parameters and the run folder, print them as JSON, run nothing")
+    b = sub.add_parser(
+        "book", help="execute stale chapters and build the HTML book",
+        description="Execute every chapter whose code changed (chapter, src/, requirements) into "
+                    "book/executed/<chapter>, then build _build/html with warnings as errors.")
+    b.add_argument("--force", action="store_true", help="execute every chapter again")
+    b.add_argument("--dry-run", action="store_true", help="only say which chapters would be executed")
+    b.add_argument("--no-html", action="store_true", help="execute chapters but skip the HTML build")
+    b.add_argument("--strict", action="store_true", help="exit 3 when any chapter has a failed check")
+    b.add_argument("--clean", action="store_true", help="remove _build and book/executed first")
+    b.add_argument("--only", action="append", default=[], metavar="CHAPTER",
+                   help="execute only this chapter (repeatable); the others are left as they are")
+    c = sub.add_parser(
+        "clean", help="remove leftovers of killed or failed runs",
+        description="Remove the staging folders (.<name>.partial-<pid>) that killed runs leave behind "
+                    "(--partial) and the <name>.failed-<time> folders of failed runs (--failed), below each "
+                    "DIR (default: runs and book/executed). Folders of live runs are skipped; nothing that "
+                    "stagewise did not make is touched.")
+    c.add_argument("dirs", nargs="*", type=Path, metavar="DIR")
+    c.add_argument("--partial", action="store_true", help="remove killed runs' staging folders")
+    c.add_argument("--failed", action="store_true", help="remove failed runs' folders")
+    c.add_argument("--dry-run", action="store_true", help="only list what would be removed")
+    return parser
+
+
+def _list() -> int:
+    for chapter in all_chapters():
+        print(f"{chapter.name:24s} {chapter.title}")
+    return 0
+
+
+def _params(name: str) -> int:
+    chapter = get_chapter(name)
+    print(f"{chapter.name}: {chapter.title}")
+    print(f"  {'name':20s} {'type':12s} {'default':>12s}  {'allowed':26s} meaning")
+    for p in chapter.parameters.values():
+        print(f"  {p.name:20s} {p.type:12s} {str(p.default):>12s}  {p.describe_domain():26s} {p.help}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from stagewise.core.runner import RunFailed, default_run_folder, execute, prepare, preflight
+
+    overrides = load_parameter_file(args.param_file) if args.param_file else {}
+    overrides.update(dict(args.param))
+    chapter, parameters = prepare(args.chapter, overrides)
+    folder = args.out or default_run_folder(chapter.name)
+    if args.dry_run:
+        from stagewise.core.rundir import absolute, check_target
+        replaces = check_target(absolute(folder), chapter.name)
+        print(json.dumps({"chapter": chapter.name, "parameters": parameters, "out": str(folder),
+                          "replaces_earlier_run": replaces}, indent=2))
+        return 0
+    replaces = preflight(chapter, folder)
+    print(f"stagewise: running {chapter.name} into {folder}"
+          + (" (replacing the earlier run there once this one is complete)" if replaces else ""), file=sys.stderr)
+    try:
+        outcome = execute(chapter, parameters, folder, progress=not args.quiet and sys.stderr.isatty())
+    except RunFailed as err:
+        if isinstance(err.__cause__, KeyboardInterrupt):
+            print(f"stagewise: interrupted; partial run kept in {err.folder} (marked FAILED)", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        print(f"stagewise: run failed: {err}; partial run kept in {err.folder}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    failed = outcome.failed_checks
+    print(outcome.folder)
+    if failed:
+        print(f"stagewise: {len(failed)} check(s) failed: {', '.join(failed)}", file=sys.stderr)
+        return EXIT_CHECKS_FAILED if args.strict else 0
+    return 0
+
+
+def _book(args: argparse.Namespace) -> int:
+    from stagewise.core import book
+    only = [get_chapter(name) for name in args.only] or None
+    if args.dry_run:
+        for item in book.plan(only, force=args.force):
+            print(f"{item.chapter.name:24s} {'execute: ' + item.reason if item.reason else 'up to date'}")
+        return 0
+    with book.BuildLock() as lock:
+        if lock.took_over_from:
+            print(f"stagewise: took over the book build lock from pid {lock.took_over_from}, which has ended",
+                  file=sys.stderr)
+        return _book_locked(args, book, only)
+
+
+def _book_locked(args: argparse.Namespace, book, only) -> int:
+    from stagewise.core.runner import RunFailed, execute, prepare
+
+    if args.clean:
+        book.clean()
+    for line in book.report_leftovers():
+        print(f"stagewise: {line}", file=sys.stderr)
+    plans = book.plan(only, force=args.force)
+    for item in plans:
+        print(f"{item.chapter.name:24s} {'execute: ' + item.reason if item.reason else 'up to date'}")
+    for item in plans:
+        if item.reason is None:
+            continue
+        started = time.time()
+        chapter, parameters = prepare(item.chapter.name, {})
+        try:
+            execute(chapter, parameters, item.folder)
+        except RunFailed as err:
+            print(f"stagewise: {chapter.name} failed: {err}; partial run kept in {err.folder}", file=sys.stderr)
+            return EXIT_INTERRUPTED if isinstance(err.__cause__, KeyboardInterrupt) else EXIT_RUN_FAILED
+        print(f"{chapter.name:24s} executed in {time.time() - started:.0f} s")
+    failed = {p.chapter.name: book.failed_checks(p.chapter) for p in plans if p.folder.is_dir()}
+    failed = {k: v for k, v in failed.items() if v}
+    for name, checks in failed.items():
+        print(f"stagewise: {name}: failed check(s): {', '.join(checks)}", file=sys.stderr)
+    if not args.no_html:
+        print(f"html built in {book.render_html():.0f} s: {book.BUILD_DIR / 'html' / 'index.html'}")
+    return EXIT_CHECKS_FAILED if failed and args.strict else 0
+
+
+def _clean(args: argparse.Namespace) -> int:
+    from stagewise.core import book, rundir
+    if not (args.partial or args.failed):
+        raise UsageError("say what to remove: --partial (killed runs' staging folders) and/or --failed")
+    roots = args.dirs or [Path("runs"), book.executed_dir()]
+    for root in args.dirs:
+        if not root.is_dir():
+            raise UsageError(f"{root} is not a folder")
+    removed = skipped = 0
+    for path in rundir.find_leftovers(roots, partial=args.partial, failed=args.failed):
+        outcome = "would remove" if args.dry_run else None
+        if outcome is None:
+            outcome = "removed" if rundir.remove_leftover(path) else "skipped (its run is still going)"
+        removed += outcome == "removed"
+        skipped += outcome.startswith("skipped")
+        print(f"{outcome}: {path}")
+    print(f"stagewise: {removed} removed, {skipped} skipped", file=sys.stderr)
+    return 0
+
+
+def _terminate(signum, frame):  # SIGTERM gets the same clean-up as Ctrl-C
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    if argv is None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminate)  # the command itself, not a library call
+    try:
+        argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
+        args = _parser().parse_args(argv)
+        if hasattr(args, "param"):
+            args.param = args.param + params
+        elif params:
+            raise UsageError("-p is an option of 'stagewise run'")
+        if args.command == "list":
+            return _list()
+        if args.command == "params":
+            return _params(args.chapter)
+        if args.command == "run":
+            return _run(args)
+        if args.command == "clean":
+            return _clean(args)
+        return _book(args)
+    except (ParameterError, UnknownChapterError, OutputRefused, UsageError) as err:
+        print(f"stagewise: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("stagewise: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""The notebook side of a run: parameters, named values, checks, figures, results.json.
+
+A chapter begins with ``run = stagewise.start("<chapter>", globals())`` right after its
+``parameters`` cell and ends with ``run.finish()``.
+"""
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from stagewise.core import device as devices, faults
+from stagewise.core.registry import get_chapter
+from stagewise.core.figures import export, use_style
+from stagewise.core.parameters import validate
+from stagewise.core.provenance import code_fingerprint, git_state, versions
+
+from stagewise.core.rundir import RUN_DIR_ENV  # noqa: E402 - re-exported
+
+
+def _plain(value: Any) -> Any:
+    """Plain Python (JSON- and glue-friendly) version of numbers and arrays."""
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()] if value.ndim else _plain(value.item())
+    if isinstance(value, (np.floating, np.integer, np.bool_)):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+@dataclass
+class Check:
+    name: str
+    value: Any
+    tolerance: Any
+    passed: bool
+    detail: str = ""
+
+
+class Run:
+    """Collects what a chapter measures and writes it where the run command expects it."""
+
+    def __init__(self, chapter: str, parameters: dict[str, Any], device: torch.device, directory: Path):
+        self.chapter = chapter
+        self.parameters = parameters
+        self.device = device
+        self.dtype = devices.DEFAULT_DTYPE
+        self.directory = directory
+        self.values: dict[str, Any] = {}
+        self.checks: list[Check] = []
+        self.figures: list[str] = []
+        self.started = time.time()
+
+    @property
+    def seed(self) -> int:
+        return int(self.parameters.get("seed", 0))
+
+    # -- named random streams ---------------------------------------------------------
+    def generator(self, stream: str) -> torch.Generator:
+        """A CPU ``torch.Generator`` for the named stream (e.g. ``"data"``, ``"init"``).
+
+        Seeded from the run's seed and the stream's name: each experiment draws from its
+        own stream, so changing one never changes another's numbers. Draw on the CPU and
+        move, so that a seed gives the same numbers on every device.
+        """
+        return torch.Generator().manual_seed(devices.stream_seed(self.seed, stream))
+
+    def numpy_rng(self, stream: str) -> np.random.Generator:
+        """A NumPy ``Generator`` for the named stream (see :meth:`generator`)."""
+        return np.random.default_rng(devices.stream_seed(self.seed, stream))
+
+    def stream_seed(self, stream: str) -> int:
+        """The integer seed of the named stream, for code that takes a seed."""
+        return devices.stream_seed(self.seed, stream)
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            **git_state(), "versions": versions(), "device": devices.describe(self.device),
+            "seed": self.seed, "dtype": str(self.dtype), "torch_threads": torch.get_num_threads(),
+            "code_fingerprint": code_fingerprint(get_chapter(self.chapter).source),
+        }
+
+    # -- named values ---------------------------------------------------------------
+    def value(self, name: str, value: Any, glue: bool = True) -> Any:
+        """Record a named value in results.json and glue it for the prose ({glue:text})."""
+        plain = _plain(value)
+        self.values[name] = plain
+        if glue:
+            _glue(name, plain)
+        return plain
+
+    # -- checks ---------------------------------------------------------------------
+    def check(self, name: str, value: Any, tolerance: Any, passed: bool, detail: str = "") -> bool:
+        plain = _plain(value)
+        ok = bool(passed) and not (isinstance(plain, str) and plain in ("nan", "inf", "-inf"))
+        self.checks.append(Check(name, plain, _plain(tolerance), ok, detail))
+        return ok
+
+    def check_below(self, name: str, value: float, tolerance: float, detail: str = "") -> bool:
+        """Pass when an error measure ``value`` is at most ``tolerance``."""
+        value = float(value)
+        return self.check(name, value, tolerance, math.isfinite(value) and value <= tolerance, detail)
+
+    def check_between(self, name: str, value: float, low: float, high: float, detail: str = "") -> bool:
+        value = float(value)
+        return self.check(name, value, [low, high], math.isfinite(value) and low <= value <= high, detail)
+
+    def check_true(self, name: str, condition: bool, detail: str = "") -> bool:
+        return self.check(name, bool(condition), True, bool(condition), detail)
+
+    def checks_table(self):
+        """The table of checks, as shown in the chapter."""
+        from IPython.display import HTML
+        rows = "".join(
+            f"<tr><td>{html.escape(c.name)}</td><td>{_fmt(c.value)}</td><td>{_fmt(c.tolerance)}</td>"
+            f"<td>{'✅ pass' if c.passed else '❌ FAIL'}</td><td>{html.escape(c.detail)}</td></tr>"
+            for c in self.checks)
+        return HTML("<table class='stagewise-checks'><thead><tr><th>check</th><th>measured</th>"
+                    f"<th>tolerance</th><th>result</th><th>what it tests</th></tr></thead><tbody>{rows}</tbody></table>")
+
+    # -- figures --------------------------------------------------------------------
+    def figure(self, fig: plt.Figure, figure_id: str) -> Path:
+        """Export a figure under ``figures/<chapter>-<id>`` and glue it as ``fig-<id>``."""
+        stem = f"{self.chapter}-{figure_id}"
+        prov = {"chapter": self.chapter, "parameters": self.parameters, **self.provenance()}
+        export(fig, stem, self.directory / "figures", prov)
+        self.figures.append(stem)
+        _glue(f"fig-{figure_id}", fig)
+        plt.close(fig)
+        return self.directory / "figures" / f"{stem}.pdf"
+
+    def progress(self, iterable: Iterable, **kwargs):
+        """A progress bar for long loops (stderr; the rendered book hides it)."""
+        from tqdm.auto import tqdm
+        return tqdm(iterable, mininterval=2.0, **kwargs)
+
+    # -- the end --------------------------------------------------------------------
+    def results(self) -> dict[str, Any]:
+        return {
+            "chapter": self.chapter, "status": "complete", "parameters": self.parameters,
+            "values": self.values, "checks": [asdict(c) for c in self.checks],
+            "figures": self.figures,
+            "provenance": {**self.provenance(), "notebook_seconds": round(time.time() - self.started, 2)},
+        }
+
+    def finish(self):
+        """Write results.json and return the checks table for display."""
+        from stagewise.core.rundir import write_text_atomic
+        faults.point("notebook-finish")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self.directory / "results.json", json.dumps(self.results(), indent=2, default=str))
+        return self.checks_table()
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    return html.escape(str(value))
+
+
+def _glue(name: str, value: Any) -> None:
+    try:
+        from myst_nb import glue
+    except ImportError:  # outside the book's environment gluing is simply skipped
+        return
+    glue(name, value, display=False)
+
+
+def start(chapter: str, namespace: dict[str, Any]) -> Run:
+    """Validate the notebook's parameters and set up device, seed, threads and style."""
+    faults.point("notebook-start")
+    spec = get_chapter(chapter)
+    parameters = validate(spec.parameters, namespace)
+    spec.check_parameters(parameters)
+    devices.set_threads()
+    device = devices.resolve_device(parameters.get("device", "auto"))
+    devices.seed_everything(int(parameters.get("seed", 0)))
+    use_style()
+    return Run(chapter, parameters, device, Path(os.environ.get(RUN_DIR_ENV, ".")).resolve())

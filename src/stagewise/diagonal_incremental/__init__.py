@@ -1,0 +1,1 @@
+"""The diagonal_incremental chapter's code (being reorganised; see the chapter)."""

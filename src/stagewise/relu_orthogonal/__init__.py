@@ -1,0 +1,1 @@
+"""The relu_orthogonal chapter's code (being reorganised; see the chapter)."""

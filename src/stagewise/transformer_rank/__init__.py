@@ -1,0 +1,1 @@
+"""The transformer_rank chapter's code (being reorganised; see the chapter)."""

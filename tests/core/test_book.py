@@ -1,0 +1,97 @@
+"""The whole book: every chapter executed once through the run command (strict), the HTML
+build with warnings as errors, no-op rebuilds, and re-execution when src/ changes."""
+import json
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, STAGEWISE
+from stagewise.core import book
+from stagewise.core.registry import all_chapters
+
+pytestmark = pytest.mark.book
+
+
+def _plan_lines(stdout: str) -> dict[str, str]:
+    """The per-chapter plan lines that `stagewise book` prints first."""
+    names = {c.name for c in all_chapters()}
+    return {line.split()[0]: line.split(None, 1)[1] for line in stdout.splitlines()
+            if line.split() and line.split()[0] in names and "executed in" not in line}
+
+
+def _book(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([STAGEWISE, "book", *args], capture_output=True, text=True, cwd=ROOT, timeout=3600)
+
+
+@pytest.fixture(scope="module")
+def built_book():
+    """Executes every stale chapter (all of them on a fresh clone) and builds the HTML."""
+    out = _book("--strict")
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out
+
+
+def test_toc_lists_every_chapter():
+    toc = (ROOT / "_toc.yml").read_text()
+    for chapter in all_chapters():
+        assert f"book/executed/{chapter.name}/{chapter.name}" in toc, chapter.name
+
+
+def test_every_chapter_ran_strictly_and_meets_the_results_contract(built_book):
+    for chapter in all_chapters():
+        folder = book.EXECUTED_DIR / chapter.name
+        results = json.loads((folder / "results.json").read_text())
+        assert results["status"] == "complete" and results["chapter"] == chapter.name
+        assert results["checks"] and all(c["passed"] for c in results["checks"]), chapter.name
+        assert {"commit", "dirty", "versions", "device", "seed", "code_fingerprint"} <= set(results["provenance"])
+        stems = {}
+        for path in (folder / "figures").iterdir():
+            stems.setdefault(path.stem, set()).add(path.suffix)
+        assert stems and all({".pdf", ".svg", ".png"} <= s for s in stems.values()), chapter.name
+        assert all(stem.startswith(chapter.name + "-") for stem in stems)
+        assert (folder / f"{chapter.name}.ipynb").exists()
+
+
+def test_html_pages_render_the_executed_notebooks(built_book):
+    html = ROOT / "_build" / "html"
+    assert (html / "index.html").exists()
+    for chapter in all_chapters():
+        page = html / "book" / "executed" / chapter.name / f"{chapter.name}.html"
+        text = page.read_text()
+        assert "stagewise-checks" in text, chapter.name          # the checks table is rendered
+        assert "Figure" in text and "Theorem" in text or "Algorithm" in text or "Proposition" in text
+        assert "it/s]" not in text, chapter.name                 # progress bars are hidden
+
+
+def test_noop_build_executes_nothing_and_is_quick(built_book):
+    mtimes = {c.name: (book.EXECUTED_DIR / c.name / f"{c.name}.ipynb").stat().st_mtime for c in all_chapters()}
+    started = time.time()
+    out = _book("--strict")
+    elapsed = time.time() - started
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert set(_plan_lines(out.stdout).values()) == {"up to date"} and len(_plan_lines(out.stdout)) == len(mtimes)
+    assert {c: (book.EXECUTED_DIR / c / f"{c}.ipynb").stat().st_mtime for c in mtimes} == mtimes
+    assert elapsed < 60, f"no-op build took {elapsed:.0f} s"
+
+
+def test_a_change_in_src_makes_every_chapter_stale(built_book, tmp_path):
+    copy = tmp_path / "project"
+    for part in ("src", "book/chapters"):
+        shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("requirements.txt", "pyproject.toml"):
+        shutil.copy(ROOT / name, copy / name)
+    chapters = [(c, copy / "book" / "chapters" / c.source.name) for c in all_chapters()]
+    assert all(book.staleness(type(c)(c.name, src), root=copy) is None for c, src in chapters)
+    with open(copy / "src" / "stagewise" / "numerics" / "flows.py", "a") as handle:
+        handle.write("\n# a comment is a change too\n")
+    assert all(book.staleness(type(c)(c.name, src), root=copy) == "code changed (chapter, src/ or requirements)"
+               for c, src in chapters)
+
+
+def test_dry_run_reports_the_plan(built_book):
+    out = _book("--dry-run")
+    plan = _plan_lines(out.stdout)
+    assert out.returncode == 0 and set(plan.values()) == {"up to date"} and len(plan) == len(all_chapters())

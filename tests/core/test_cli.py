@@ -1,0 +1,107 @@
+"""The run command as a user and a script rely on it (uses the tiny smoke-test chapter)."""
+import json
+
+import pytest
+
+from conftest import stagewise
+from stagewise.core.registry import CHAPTER_ORDER, all_chapters
+
+
+def test_list_shows_every_chapter_in_book_order():
+    out = stagewise("list", extra_chapters=False)
+    assert out.returncode == 0
+    names = [line.split()[0] for line in out.stdout.splitlines()]
+    assert names == [n for n in CHAPTER_ORDER if n in names] and "conservation-laws" in names
+    assert set(names) == {c.name for c in all_chapters()}
+
+
+def test_params_shows_type_default_range_and_meaning():
+    out = stagewise("params", "smoke-test")
+    assert out.returncode == 0
+    line = next(l for l in out.stdout.splitlines() if l.strip().startswith("eta "))
+    assert "float" in line and "0.1" in line and "(0, 1]" in line and "step size" in line
+
+
+def test_help_everywhere():
+    for args in (["--help"], ["run", "--help"], ["params", "--help"], ["book", "--help"], ["list", "--help"],
+                 ["clean", "--help"]):
+        out = stagewise(*args)
+        assert out.returncode == 0 and "usage" in out.stdout
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["run", "smoke-test", "-p", "etaa", "0.1"], "did you mean 'eta'"),
+    (["run", "smoke-test", "-p", "eta", "fast"], "expected float"),
+    (["run", "smoke-test", "-p", "eta", "nan"], "finite"),
+    (["run", "smoke-test", "-p", "eta", "inf"], "finite"),
+    (["run", "smoke-test", "-p", "eta", "-0.5"], "out of range"),
+    (["run", "smoke-test", "-p", "steps", "0"], "out of range"),
+    (["run", "smoke-test", "-p", "device", "tpu"], "allowed: {auto, cpu, cuda}"),
+    (["run", "smoke-tset"], "did you mean 'smoke-test'"),
+    (["params", "no-such-chapter"], "unknown chapter"),
+    (["run", "smoke-test", "-f", "/nonexistent/params.yaml"], "cannot read parameter file"),
+    (["run", "conservation-laws", "-p", "n_samples", "20", "-p", "input_dim", "10"], "n_samples"),
+])
+def test_bad_input_is_one_line_exit_2_before_compute(args, fragment, tmp_path):
+    out = stagewise(*args, "--out", str(tmp_path / "run")) if args[0] == "run" else stagewise(*args)
+    assert out.returncode == 2, out.stderr
+    assert fragment in out.stderr and "Traceback" not in out.stderr
+    assert len([l for l in out.stderr.splitlines() if l.strip()]) == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_parameter_file_and_overrides(tmp_path):
+    params = tmp_path / "p.yaml"
+    params.write_text("steps: 7\neta: 0.5\n")
+    out = stagewise("run", "smoke-test", "-f", str(params), "-p", "eta", "0.25", "--out", str(tmp_path / "r"))
+    assert out.returncode == 0, out.stderr
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert results["parameters"]["steps"] == 7 and results["parameters"]["eta"] == 0.25
+    assert abs(results["values"]["final_x"] - 0.75**7) < 1e-15
+
+
+def test_run_folder_contract_and_no_overwrite(tmp_path):
+    first = stagewise("run", "smoke-test", cwd=tmp_path)
+    second = stagewise("run", "smoke-test", cwd=tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    folders = {first.stdout.strip(), second.stdout.strip()}
+    assert len(folders) == 2
+    for folder in folders:
+        run = tmp_path / folder if not folder.startswith("/") else __import__("pathlib").Path(folder)
+        results = json.loads((run / "results.json").read_text())
+        assert results["status"] == "complete" and results["chapter"] == "smoke-test"
+        assert {"commit", "dirty", "versions", "device", "seed", "wall_seconds"} <= set(results["provenance"])
+        assert results["checks"][0]["passed"] is True
+        assert (run / "smoke-test.ipynb").exists()
+        assert {p.suffix for p in (run / "figures").glob("smoke-test-trace.*")} == {".pdf", ".svg", ".png", ".json"}
+
+
+def test_failed_run_keeps_partial_notebook_and_leaves_good_run_untouched(tmp_path):
+    good = tmp_path / "run"
+    assert stagewise("run", "smoke-test", "--out", str(good)).returncode == 0
+    before = (good / "results.json").read_text()
+    out = stagewise("run", "smoke-test", "-p", "fail_at_step", "3", "--out", str(good))
+    assert out.returncode == 1
+    assert "planned failure at step 3" in out.stderr and "Traceback" not in out.stderr
+    assert (good / "results.json").read_text() == before
+    failed = list(tmp_path.glob("run.failed-*"))
+    assert len(failed) == 1 and (failed[0] / "FAILED").exists()
+    notebook = json.loads((failed[0] / "smoke-test.ipynb").read_text())
+    assert any("planned failure" in json.dumps(c.get("outputs", [])) for c in notebook["cells"])
+    assert not (failed[0] / "results.json").exists()
+
+
+def test_strict_mode_exits_3_on_a_failed_check(tmp_path):
+    loose = stagewise("run", "smoke-test", "-p", "break_check", "true", "--out", str(tmp_path / "a"))
+    strict = stagewise("run", "smoke-test", "-p", "break_check", "true", "--strict", "--out", str(tmp_path / "b"))
+    assert loose.returncode == 0 and strict.returncode == 3
+    assert "check(s) failed" in strict.stderr
+    results = json.loads((tmp_path / "b" / "results.json").read_text())
+    assert results["checks"][0]["passed"] is False
+
+
+def test_notebook_revalidates_injected_parameters(fixture_chapters):
+    import stagewise as sw
+    namespace = dict(eta=2.0, steps=5, fail_at_step=-1, break_check=False, device="cpu", seed=0)
+    with pytest.raises(sw.ParameterError, match="parameter eta"):
+        sw.start("smoke-test", namespace)
