@@ -13,7 +13,7 @@ results). Nothing happens unless ``STAGEWISE_FAULT`` names that point, as
 ``stop``         SIGSTOP this process, holding whatever it holds, until a SIGCONT
 ``enospc``       raise ``OSError(ENOSPC)`` (a full disk at this write)
 
-The tests in ``tests/test_run_safety.py`` use it; see the README's guarantees.
+The tests in ``tests/core/test_rundir.py`` use it; see the README's guarantees.
 """
 from __future__ import annotations
 
