@@ -73,8 +73,12 @@ def _declared(source: Path, mtime_ns: int) -> dict[str, Parameter]:
     return parse_parameters_cell(cells[0].source)
 
 
+#: More folders of chapters (``os.pathsep``-separated); the tests add a tiny smoke-test chapter.
+EXTRA_CHAPTERS_ENV = "STAGEWISE_EXTRA_CHAPTERS"
+
+
 def _search_dirs() -> list[Path]:
-    extra = os.environ.get("STAGEWISE_EXTRA_CHAPTERS", "")
+    extra = os.environ.get(EXTRA_CHAPTERS_ENV, "")
     return [CHAPTERS_DIR] + [Path(p) for p in extra.split(os.pathsep) if p]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from stagewise.core import faults, rundir
-from stagewise.core.registry import Chapter, get_chapter
+from stagewise.core.registry import EXTRA_CHAPTERS_ENV, Chapter, get_chapter
 from stagewise.core.parameters import resolve
 from stagewise.core.provenance import code_fingerprint
 from stagewise.core.rundir import RUN_DIR_ENV
@@ -142,6 +142,9 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
     started = time.time()
     previous_env = os.environ.get(RUN_DIR_ENV)
     os.environ[RUN_DIR_ENV] = str(staging)
+    extra = os.environ.get(EXTRA_CHAPTERS_ENV)
+    if extra:  # the kernel runs in the staging folder: relative chapter folders must not move with it
+        os.environ[EXTRA_CHAPTERS_ENV] = os.pathsep.join(os.path.abspath(p) for p in extra.split(os.pathsep) if p)
     try:
         faults.point("before-papermill")
         papermill.execute_notebook(

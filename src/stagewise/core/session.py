@@ -5,12 +5,10 @@ A chapter begins with ``run = stagewise.start("<chapter>", globals())`` right af
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import os
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from stagewise.core import device as devices, faults
+from stagewise.core import checks, device as devices, faults
 from stagewise.core.registry import get_chapter
 from stagewise.core.figures import export, use_style
 from stagewise.core.parameters import validate
@@ -40,15 +38,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
-
-
-@dataclass
-class Check:
-    name: str
-    value: Any
-    tolerance: Any
-    passed: bool
-    detail: str = ""
 
 
 class Run:
@@ -104,33 +93,41 @@ class Run:
         return plain
 
     # -- checks ---------------------------------------------------------------------
-    def check(self, name: str, value: Any, tolerance: Any, passed: bool, detail: str = "") -> bool:
+    # A theorem check takes ``control=(what, value)``: a wrong hypothesis or broken experiment
+    # put through the same criterion, which must reject it (see stagewise.core.checks).
+    # ``kind="sanity"`` marks an identity or consistency row, shown apart, not evidence.
+    def check(self, name: str, value: Any, tolerance: Any, passed: bool, detail: str = "", *,
+              control: Any = None, kind: str = checks.THEOREM) -> bool:
+        """Record a check whose verdict ``passed`` the caller computed (control: (what, value, passed))."""
         plain = _plain(value)
         ok = bool(passed) and not (isinstance(plain, str) and plain in ("nan", "inf", "-inf"))
-        self.checks.append(Check(name, plain, _plain(tolerance), ok, detail))
+        made = checks.make_control(control, None, _plain)
+        self.checks.append(checks.Check(name, plain, _plain(tolerance), ok, detail, kind, made))
         return ok
 
-    def check_below(self, name: str, value: float, tolerance: float, detail: str = "") -> bool:
+    def _judged(self, name, value, tolerance, criterion, detail, control, kind) -> bool:
+        plain = _plain(value)
+        ok = checks._safe(criterion, plain)
+        made = checks.make_control(control, criterion, _plain)
+        self.checks.append(checks.Check(name, plain, _plain(tolerance), ok, detail, kind, made))
+        return ok
+
+    def check_below(self, name: str, value: float, tolerance: float, detail: str = "", *,
+                    control: Any = None, kind: str = checks.THEOREM) -> bool:
         """Pass when an error measure ``value`` is at most ``tolerance``."""
-        value = float(value)
-        return self.check(name, value, tolerance, math.isfinite(value) and value <= tolerance, detail)
+        return self._judged(name, float(value), tolerance, checks.below(tolerance), detail, control, kind)
 
-    def check_between(self, name: str, value: float, low: float, high: float, detail: str = "") -> bool:
-        value = float(value)
-        return self.check(name, value, [low, high], math.isfinite(value) and low <= value <= high, detail)
+    def check_between(self, name: str, value: float, low: float, high: float, detail: str = "", *,
+                      control: Any = None, kind: str = checks.THEOREM) -> bool:
+        return self._judged(name, float(value), [low, high], checks.between(low, high), detail, control, kind)
 
-    def check_true(self, name: str, condition: bool, detail: str = "") -> bool:
-        return self.check(name, bool(condition), True, bool(condition), detail)
+    def check_true(self, name: str, condition: bool, detail: str = "", *,
+                   control: Any = None, kind: str = checks.THEOREM) -> bool:
+        return self._judged(name, bool(condition), True, checks.truthy, detail, control, kind)
 
-    def checks_table(self):
-        """The table of checks, as shown in the chapter."""
-        from IPython.display import HTML
-        rows = "".join(
-            f"<tr><td>{html.escape(c.name)}</td><td>{_fmt(c.value)}</td><td>{_fmt(c.tolerance)}</td>"
-            f"<td>{'✅ pass' if c.passed else '❌ FAIL'}</td><td>{html.escape(c.detail)}</td></tr>"
-            for c in self.checks)
-        return HTML("<table class='stagewise-checks'><thead><tr><th>check</th><th>measured</th>"
-                    f"<th>tolerance</th><th>result</th><th>what it tests</th></tr></thead><tbody>{rows}</tbody></table>")
+    def checks_table(self) -> checks.ChecksTable:
+        """The table of checks, as shown in the chapter (HTML; Markdown for other outputs)."""
+        return checks.ChecksTable(self.checks)
 
     # -- figures --------------------------------------------------------------------
     def figure(self, fig: plt.Figure, figure_id: str) -> Path:
@@ -152,7 +149,7 @@ class Run:
     def results(self) -> dict[str, Any]:
         return {
             "chapter": self.chapter, "status": "complete", "parameters": self.parameters,
-            "values": self.values, "checks": [asdict(c) for c in self.checks],
+            "values": self.values, "checks": [c.as_dict() for c in self.checks],
             "figures": self.figures,
             "provenance": {**self.provenance(), "notebook_seconds": round(time.time() - self.started, 2)},
         }
@@ -164,14 +161,6 @@ class Run:
         self.directory.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.directory / "results.json", json.dumps(self.results(), indent=2, default=str))
         return self.checks_table()
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3g}"
-    if isinstance(value, list):
-        return "[" + ", ".join(_fmt(v) for v in value) + "]"
-    return html.escape(str(value))
 
 
 def _glue(name: str, value: Any) -> None:
