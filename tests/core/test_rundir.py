@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE
-from stagewise.core import book
-from stagewise.core import rundir
+from stagewise.core import book, locks, rundir
 
 CHAPTER = "smoke-test"
 
@@ -230,7 +229,7 @@ def test_a_second_run_into_the_same_folder_is_refused_naming_the_first(tmp_path)
 
 def test_a_lock_held_in_process_is_respected_and_a_stale_one_taken_over(tmp_path):
     folder = tmp_path / "run"
-    with rundir.FolderLock(folder):
+    with locks.FolderLock(folder):
         out = sw("run", CHAPTER, "--out", str(folder))
         assert out.returncode == 2 and f"pid {os.getpid()}" in one_line(out.stderr)
     dead = subprocess.Popen(["true"])

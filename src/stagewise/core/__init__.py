@@ -5,7 +5,10 @@
 ``registry``       the chapters (one MyST notebook each in ``book/chapters``)
 ``parameters``     parameters declared in each chapter's ``parameters`` cell; validation
 ``runner``         executes a chapter with papermill into a safe run folder
-``rundir``         run folders that never lose a user's data (manifest, lock, swap)
+``rundir``         run folders that never lose a user's data (manifest, staging, swap)
+``locks``          one process per run folder and per book build (flock)
+``leftovers``      what killed runs leave: marked FAILED, put back, cleaned
+``checks``         theorem checks with controls, sanity rows, the checks table
 ``session``        the notebook side: ``stagewise.start`` and ``Run`` (values, checks,
                    figures, named random streams, ``results.json``)
 ``book``           builds the book from the run command's own executions

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from stagewise.core import faults, rundir
+from stagewise.core import faults, leftovers, locks, rundir
 from stagewise.core.registry import PROJECT_ROOT, Chapter, all_chapters
 from stagewise.core.provenance import code_fingerprint
 
@@ -31,7 +31,7 @@ def executed_dir() -> Path:
     return Path(os.environ.get(EXECUTED_DIR_ENV) or EXECUTED_DIR)
 
 
-class BuildLock(rundir.FolderLock):
+class BuildLock(locks.FolderLock):
     """One book build at a time: a lock on ``book/executed/.build.lock``."""
 
     def __init__(self):
@@ -46,17 +46,17 @@ class BuildLock(rundir.FolderLock):
 def report_leftovers() -> list[str]:
     """Mark and report killed chapter executions under the executed folder (build lock held)."""
     lines = []
-    for staging in rundir.find_leftovers([executed_dir()]):
-        target = rundir.target_of(staging)
+    for staging in leftovers.find_leftovers([executed_dir()]):
+        target = leftovers.target_of(staging)
         try:
-            with rundir.FolderLock(target):
-                if rundir.mark_killed(staging):
+            with locks.FolderLock(target):
+                if leftovers.mark_killed(staging):
                     lines.append(f"found {staging}, left by an execution that was killed; marked it FAILED "
                                  "('stagewise clean --partial' removes it)")
                 else:
                     lines.append(f"{staging} is a killed execution's leftover ('stagewise clean --partial' "
                                  "removes it)")
-                lines += rundir.recover(target)
+                lines += leftovers.recover(target)
         except rundir.FolderBusy:
             continue
     return lines

@@ -195,7 +195,7 @@ def _book_locked(args: argparse.Namespace, book, only) -> int:
 
 
 def _clean(args: argparse.Namespace) -> int:
-    from stagewise.core import book, rundir
+    from stagewise.core import book, leftovers
     if not (args.partial or args.failed):
         raise UsageError("say what to remove: --partial (killed runs' staging folders) and/or --failed")
     roots = args.dirs or [Path("runs"), book.executed_dir()]
@@ -203,10 +203,10 @@ def _clean(args: argparse.Namespace) -> int:
         if not root.is_dir():
             raise UsageError(f"{root} is not a folder")
     removed = skipped = 0
-    for path in rundir.find_leftovers(roots, partial=args.partial, failed=args.failed):
+    for path in leftovers.find_leftovers(roots, partial=args.partial, failed=args.failed):
         outcome = "would remove" if args.dry_run else None
         if outcome is None:
-            outcome = "removed" if rundir.remove_leftover(path) else "skipped (its run is still going)"
+            outcome = "removed" if leftovers.remove_leftover(path) else "skipped (its run is still going)"
         removed += outcome == "removed"
         skipped += outcome.startswith("skipped")
         print(f"{outcome}: {path}")

@@ -1,4 +1,4 @@
-"""Run folders that never lose a user's data.
+"""Run folders that never lose a user's data (locks in :mod:`.locks`, crash leftovers in :mod:`.leftovers`).
 
 The guarantees (also stated in the README):
 
@@ -23,7 +23,6 @@ The guarantees (also stated in the README):
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -226,154 +225,6 @@ def writable_parent(folder: Path, option: str = "--out") -> None:
         raise OutputRefused(f"{option} {folder}: {parent} is not a folder")
 
 
-# -- the lock ---------------------------------------------------------------------------
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _read_holder(path: Path) -> int | None:
-    try:
-        first = path.read_text().split()
-        return int(first[0]) if first else None
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-class FolderLock:
-    """An exclusive ``flock`` on ``.<name>.lock`` beside a run folder (or at ``path``).
-
-    The kernel releases it when the holder dies, however it dies; the pid written in
-    the file names the holder in the refusal message.
-    """
-
-    def __init__(self, folder: Path, what: str = "run folder", path: Path | None = None):
-        self.folder = folder
-        self.path = path or lock_path(folder)
-        self.what = what
-        self.fd: int | None = None
-        self.took_over_from: int | None = None
-
-    def acquire(self) -> "FolderLock":
-        while True:
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as err:
-                raise OutputRefused(f"cannot lock {self.what} {self.folder}: cannot write {self.path.parent}: "
-                                    f"{err.strerror}") from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                holder = _read_holder(self.path)
-                who = f"pid {holder}" if holder else "another process"
-                raise FolderBusy(f"{self.what} {self.folder} is in use by another stagewise process ({who}); "
-                                 "wait for it to finish or choose another folder") from None
-            try:  # the file we locked must still be the one at the path (a releaser unlinks it)
-                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
-            except FileNotFoundError:
-                same = False
-            if not same:
-                os.close(fd)
-                continue
-            break
-        holder = _read_holder(self.path)
-        if holder and holder != os.getpid() and not _pid_alive(holder):
-            self.took_over_from = holder
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self.fd = fd
-        return self
-
-    def ensure_free(self) -> None:
-        """Raise FolderBusy if a live process holds the lock now (creates nothing)."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _read_holder(self.path)
-            who = f"pid {holder}" if holder else "another process"
-            raise FolderBusy(f"{self.what} {self.folder} is in use by another stagewise process ({who}); "
-                             "wait for it to finish or choose another folder") from None
-        finally:
-            os.close(fd)
-
-    def release(self) -> None:
-        if self.fd is None:
-            return
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
-        os.close(self.fd)
-        self.fd = None
-
-    def __enter__(self) -> "FolderLock":
-        return self.acquire()
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
-
-# -- leftovers of killed runs -----------------------------------------------------------
-
-def _is_staging(path: Path) -> bool:
-    """A staging folder made by stagewise: its marker, or (in the instant before the swap) its manifest."""
-    return path.is_dir() and not path.is_symlink() and \
-        ((path / STAGING_MARKER).is_file() or (path / MANIFEST).is_file())
-
-
-def mark_killed(staging: Path) -> bool:
-    """Write a FAILED marker into a dead run's staging folder; True if it was not marked yet."""
-    marker = staging / FAILED_MARKER
-    if marker.exists():
-        return False
-    pid = staging.name.rsplit("-", 1)[-1]
-    marker.write_text(f"killed: the run (pid {pid}) ended before it finished; nothing here is a complete "
-                      "result. 'stagewise clean --partial' removes this folder.\n")
-    return True
-
-
-def recover(folder: Path, chapter: str | None = None) -> list[str]:
-    """Tidy up after crashes at ``folder``; call with its lock held. Returns report lines.
-
-    * staging folders of dead runs are marked FAILED (kept for diagnosis);
-    * ``<name>.previous`` left by a swap that was cut off is put back (target missing)
-      or dropped (target already holds the newer complete run).
-    """
-    notes = []
-    parent = folder.parent
-    if not parent.is_dir():
-        return notes
-    for staging in sorted(parent.glob(f".{glob_escape(folder.name)}.partial-*")):
-        if staging == staging_path(folder) or not _is_staging(staging):
-            continue
-        if mark_killed(staging):
-            notes.append(f"found {staging}, left by a run that was killed; marked it FAILED "
-                         "('stagewise clean --partial' removes it)")
-        else:
-            notes.append(f"{staging} is a killed run's leftover ('stagewise clean --partial' removes it)")
-    previous = previous_path(folder)
-    owner = _run_chapter(previous)
-    if owner and (chapter is None or owner == chapter) and _is_leftover_previous(previous, owner):
-        if not os.path.lexists(folder):
-            os.rename(previous, folder)
-            notes.append(f"restored the earlier run {folder} from an interrupted swap")
-        elif folder.is_dir() and (folder / MANIFEST).is_file():
-            _remove_run(previous)
-            notes.append(f"removed {previous}, the run replaced by an interrupted swap")
-    return notes
-
-
 def _run_chapter(folder: Path) -> str | None:
     try:
         results = json.loads((folder / "results.json").read_text())
@@ -382,8 +233,10 @@ def _run_chapter(folder: Path) -> str | None:
         return None
 
 
-def glob_escape(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in name)
+def _is_staging(path: Path) -> bool:
+    """A staging folder made by stagewise: its marker, or (in the instant before the swap) its manifest."""
+    return path.is_dir() and not path.is_symlink() and \
+        ((path / STAGING_MARKER).is_file() or (path / MANIFEST).is_file())
 
 
 def _remove_run(folder: Path) -> None:
@@ -444,48 +297,3 @@ def fail(staging: Path, folder: Path, message: str) -> Path:
     except OSError:
         return staging
     return target
-
-
-def find_leftovers(roots: list[Path], partial: bool = True, failed: bool = False) -> list[Path]:
-    """Killed runs' staging folders (``.<name>.partial-<pid>``, with stagewise's marker) and,
-    with ``failed``, failed runs' folders (``<name>.failed-<time>`` holding a FAILED marker)."""
-    found = []
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for dirpath, dirs, _ in os.walk(root):
-            for name in list(dirs):
-                path = Path(dirpath, name)
-                if path.is_symlink():
-                    continue
-                if partial and name.startswith(".") and ".partial-" in name and _is_staging(path) or \
-                        failed and ".failed-" in name and (path / FAILED_MARKER).is_file():
-                    found.append(path)
-                    dirs.remove(name)
-    return sorted(found)
-
-
-def remove_leftover(path: Path) -> bool:
-    """Remove a leftover found by :func:`find_leftovers` unless its run still holds the lock."""
-    target = target_of(path) if ".partial-" in path.name else None
-    if target is None:
-        _remove_run(path)
-        return True
-    try:
-        with FolderLock(target):
-            if path.name == staging_path(target).name:  # our own pid: cannot be a leftover
-                return False
-            _remove_run(path)
-            return True
-    except FolderBusy:
-        return False
-
-
-def target_of(staging: Path) -> Path:
-    """The run folder a staging folder ``.<name>.partial-<pid>`` was meant for."""
-    name = staging.name[1:].rsplit(".partial-", 1)[0]
-    return staging.with_name(name)
-
-
-def is_disk_full(err: BaseException) -> bool:
-    return isinstance(err, OSError) and err.errno == errno.ENOSPC

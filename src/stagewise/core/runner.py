@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
-from stagewise.core import faults, rundir
+from stagewise.core import faults, leftovers, locks, rundir
 from stagewise.core.registry import EXTRA_CHAPTERS_ENV, Chapter, get_chapter
 from stagewise.core.parameters import resolve
 from stagewise.core.provenance import code_fingerprint
@@ -71,7 +71,7 @@ def preflight(chapter: Chapter, folder: Path, option: str = "--out") -> bool:
     Returns whether the run will replace an earlier run of the same chapter.
     """
     folder = rundir.absolute(folder)
-    rundir.FolderLock(folder).ensure_free()
+    locks.FolderLock(folder).ensure_free()
     replaces = rundir.check_target(folder, chapter.name, option)
     rundir.writable_parent(folder, option)
     if not os.access(folder.parent, os.W_OK):
@@ -122,10 +122,10 @@ def execute(chapter: Chapter, parameters: dict[str, Any], folder: Path, progress
     # After an interruption, the notebook client's pending tasks end with 'Kernel died';
     # asyncio would print them as tracebacks at exit. The run's own one-line report says it.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
-    with rundir.FolderLock(folder) as lock:
+    with locks.FolderLock(folder) as lock:
         if lock.took_over_from:
             notes(f"took over the lock of {folder} from pid {lock.took_over_from}, which has ended")
-        for line in rundir.recover(folder, chapter.name):
+        for line in leftovers.recover(folder, chapter.name):
             notes(line)
         rundir.check_target(folder, chapter.name)  # again, now that the folder is ours
         return _execute_locked(chapter, parameters, folder, progress)
