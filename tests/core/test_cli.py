@@ -58,6 +58,10 @@ def test_parameter_file_and_overrides(tmp_path):
     results = json.loads((tmp_path / "r" / "results.json").read_text())
     assert results["parameters"]["steps"] == 7 and results["parameters"]["eta"] == 0.25
     assert abs(results["values"]["final_x"] - 0.75**7) < 1e-15
+    notebook = json.loads((tmp_path / "r" / "smoke-test.ipynb").read_text())
+    injected = [c for c in notebook["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
+    assert len(injected) == 1  # only the overrides are injected, not the whole parameter set
+    assert "steps = 7" in "".join(injected[0]["source"]) and "seed" not in "".join(injected[0]["source"])
 
 
 def test_run_folder_contract_and_no_overwrite(tmp_path):
@@ -72,7 +76,8 @@ def test_run_folder_contract_and_no_overwrite(tmp_path):
         assert results["status"] == "complete" and results["chapter"] == "smoke-test"
         assert {"commit", "dirty", "versions", "device", "seed", "wall_seconds"} <= set(results["provenance"])
         assert results["checks"][0]["passed"] is True
-        assert (run / "smoke-test.ipynb").exists()
+        notebook = json.loads((run / "smoke-test.ipynb").read_text())
+        assert not [c for c in notebook["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
         assert {p.suffix for p in (run / "figures").glob("smoke-test-trace.*")} == {".pdf", ".svg", ".png", ".json"}
 
 

@@ -147,8 +147,11 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
         os.environ[EXTRA_CHAPTERS_ENV] = os.pathsep.join(os.path.abspath(p) for p in extra.split(os.pathsep) if p)
     try:
         faults.point("before-papermill")
+        # Only the values that differ from the declared defaults are injected: a default run
+        # (and the book) shows the one declared parameters cell, with no injected copy.
+        injected = {k: v for k, v in parameters.items() if v != chapter.parameters[k].default}
         papermill.execute_notebook(
-            chapter.notebook(), str(notebook_path), parameters=parameters, cwd=str(staging),
+            chapter.notebook(), str(notebook_path), parameters=injected, cwd=str(staging),
             kernel_name="python3", progress_bar=progress, log_output=False,
             report_mode=False, request_save_on_cell_execute=True,
             kernel_manager_class=_kernel_manager_class(socket_dir))

@@ -130,15 +130,17 @@ class Run:
         return checks.ChecksTable(self.checks)
 
     # -- figures --------------------------------------------------------------------
-    def figure(self, fig: plt.Figure, figure_id: str) -> Path:
-        """Export a figure under ``figures/<chapter>-<id>`` and glue it as ``fig-<id>``."""
+    def figure(self, fig: plt.Figure, figure_id: str) -> None:
+        """Export a figure under ``figures/<chapter>-<id>`` and glue it as ``fig-<id>``.
+
+        Returns nothing, so that a cell ending with it prints no path of the build machine.
+        """
         stem = f"{self.chapter}-{figure_id}"
         prov = {"chapter": self.chapter, "parameters": self.parameters, **self.provenance()}
         export(fig, stem, self.directory / "figures", prov)
         self.figures.append(stem)
         _glue(f"fig-{figure_id}", fig)
         plt.close(fig)
-        return self.directory / "figures" / f"{stem}.pdf"
 
     def progress(self, iterable: Iterable, **kwargs):
         """A progress bar for long loops (stderr; the rendered book hides it)."""
