@@ -19,7 +19,8 @@ def _plan_lines(stdout: str) -> dict[str, str]:
     """The per-chapter plan lines that `stagewise book` prints first."""
     names = {c.name for c in all_chapters()}
     return {line.split()[0]: line.split(None, 1)[1] for line in stdout.splitlines()
-            if line.split() and line.split()[0] in names and "executed in" not in line}
+            if line.split() and line.split()[0] in names
+            and (line.split(None, 1)[1].startswith("execute:") or line.split(None, 1)[1] == "up to date")}
 
 
 def _book(*args: str) -> subprocess.CompletedProcess:

@@ -323,3 +323,17 @@ def test_a_second_book_build_is_refused(tmp_path, monkeypatch):
     with book.BuildLock():
         out = sw("book", "--only", CHAPTER, "--no-html", env=_env(STAGEWISE_EXECUTED_DIR=str(tmp_path / "executed")))
     assert out.returncode == 2 and f"pid {os.getpid()}" in one_line(out.stderr)
+
+
+def test_a_parallel_book_build_runs_chapters_in_their_own_processes_and_survives_a_killed_one(tmp_path):
+    env = _env(STAGEWISE_EXECUTED_DIR=str(tmp_path / "executed"))
+    args = ("book", "--only", CHAPTER, "--only", "smoke-twin", "--no-html", "--jobs", "2")
+    out = sw(*args, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count(" running") == 2 and out.stdout.count(" done in ") == 2
+    before = {name: snapshot(tmp_path / "executed" / name) for name in (CHAPTER, "smoke-twin")}
+    killed = sw(*args, "--force", env=env, fault="notebook-start:kill-parent")  # kills each chapter's runner
+    assert killed.returncode == 1 and killed.stdout.count("failed (exit -9)") == 2, killed.stdout + killed.stderr
+    assert {name: snapshot(tmp_path / "executed" / name) for name in before} == before
+    again = sw(*args, "--force", env=env)
+    assert again.returncode == 0 and again.stderr.count("marked it FAILED") == 2, again.stdout + again.stderr

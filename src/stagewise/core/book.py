@@ -114,3 +114,67 @@ def clean() -> None:
         for entry in folder.iterdir():
             if entry.name != ".build.lock":
                 shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+
+
+@dataclass
+class Execution:
+    chapter: str
+    code: int          # the run command's exit status (0 ok, 1 failed, 2 refused, 130 interrupted, <0 killed)
+    seconds: float
+    message: str       # its last line on stderr
+
+
+def default_jobs() -> int:
+    """Chapters executed at once by ``stagewise book``: one per core (each runs one torch thread)."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+
+
+def execute_parallel(plans: list[Plan], jobs: int, say=print) -> list[Execution]:
+    """Execute the stale chapters of ``plans``, up to ``jobs`` at once, each in its own process.
+
+    Each is a ``stagewise run CHAPTER --out book/executed/CHAPTER`` of its own (the runner sets
+    environment variables and papermill changes directory, so threads would be unsafe), with
+    the run command's own safety: lock, staging folder, swap. ``say`` gets a line when a
+    chapter starts and when it ends.
+    """
+    import tempfile
+
+    queue = [p for p in plans if p.reason is not None]
+    running: dict[str, tuple[subprocess.Popen, float, object]] = {}
+    done: list[Execution] = []
+    env = dict(os.environ, STAGEWISE_TORCH_THREADS=os.environ.get("STAGEWISE_TORCH_THREADS", "1"))
+    try:
+        while queue or running:
+            while queue and len(running) < jobs:
+                item = queue.pop(0)
+                log = tempfile.TemporaryFile(mode="w+")
+                command = [sys.executable, "-m", "stagewise.core.cli", "run", item.chapter.name,
+                           "--out", str(item.folder), "--quiet"]
+                running[item.chapter.name] = (subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log,
+                                                               env=env, cwd=PROJECT_ROOT), time.time(), log)
+                say(f"{item.chapter.name:24s} running")
+            for name, (proc, started, log) in list(running.items()):
+                if proc.poll() is None:
+                    continue
+                del running[name]
+                log.seek(0)
+                lines = [line for line in log.read().splitlines() if line.strip()]
+                log.close()
+                for line in lines[:-1] if proc.returncode else lines:
+                    if "took over" in line or "FAILED" in line or "restored" in line or "removed" in line:
+                        say(line)
+                seconds = time.time() - started
+                message = lines[-1] if lines else ""
+                done.append(Execution(name, proc.returncode, seconds, message))
+                verdict = f"done in {seconds:.0f} s" if proc.returncode == 0 else \
+                    f"failed (exit {proc.returncode}) after {seconds:.0f} s: {message}"
+                say(f"{name:24s} {verdict}")
+            if running:
+                time.sleep(0.2)
+    except BaseException:
+        for proc, _, _ in running.values():  # an interrupted build stops its chapters (they keep partial runs)
+            proc.terminate()
+        for proc, _, _ in running.values():
+            proc.wait()
+        raise
+    return done

@@ -88,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--no-html", action="store_true", help="execute chapters but skip the HTML build")
     b.add_argument("--strict", action="store_true", help="exit 3 when any chapter has a failed check")
     b.add_argument("--clean", action="store_true", help="remove _build and book/executed first")
+    b.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
+                   help="chapters executed at once, each in its own process (default: one per core)")
     b.add_argument("--only", action="append", default=[], metavar="CHAPTER",
                    help="execute only this chapter (repeatable); the others are left as they are")
     c = sub.add_parser(
@@ -152,6 +154,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _book(args: argparse.Namespace) -> int:
     from stagewise.core import book
+    if args.jobs < 0:
+        raise UsageError(f"--jobs must be at least 1 (0: one per core), got {args.jobs}")
     only = [get_chapter(name) for name in args.only] or None
     if args.dry_run:
         for item in book.plan(only, force=args.force):
@@ -174,17 +178,25 @@ def _book_locked(args: argparse.Namespace, book, only) -> int:
     plans = book.plan(only, force=args.force)
     for item in plans:
         print(f"{item.chapter.name:24s} {'execute: ' + item.reason if item.reason else 'up to date'}")
-    for item in plans:
-        if item.reason is None:
-            continue
+    stale = [item for item in plans if item.reason is not None]
+    jobs = args.jobs or book.default_jobs()
+    if jobs > 1 and len(stale) > 1:
+        def say(line: str) -> None:
+            print(line, flush=True)
+        bad = [e for e in book.execute_parallel(plans, jobs, say) if e.code != 0]
+        if bad:
+            print(f"stagewise: {len(bad)} chapter(s) failed: {', '.join(e.chapter for e in bad)}", file=sys.stderr)
+            return EXIT_INTERRUPTED if any(e.code == EXIT_INTERRUPTED for e in bad) else EXIT_RUN_FAILED
+    for item in stale if jobs == 1 or len(stale) <= 1 else []:
         started = time.time()
         chapter, parameters = prepare(item.chapter.name, {})
+        print(f"{chapter.name:24s} running", flush=True)
         try:
             execute(chapter, parameters, item.folder)
         except RunFailed as err:
             print(f"stagewise: {chapter.name} failed: {err}; partial run kept in {err.folder}", file=sys.stderr)
             return EXIT_INTERRUPTED if isinstance(err.__cause__, KeyboardInterrupt) else EXIT_RUN_FAILED
-        print(f"{chapter.name:24s} executed in {time.time() - started:.0f} s")
+        print(f"{chapter.name:24s} done in {time.time() - started:.0f} s", flush=True)
     failed = {p.chapter.name: book.failed_checks(p.chapter) for p in plans if p.folder.is_dir()}
     failed = {k: v for k, v in failed.items() if v}
     for name, checks in failed.items():
