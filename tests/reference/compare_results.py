@@ -9,7 +9,8 @@ CPU, one torch thread) were taken before the package was reorganised into ``core
     python tests/reference/compare_results.py runs/a runs/b   # any run folders
     python tests/reference/compare_results.py --report        # list every value that moved, and by how much
 
-Exit 0 when every compared chapter matches exactly (values, check values, tolerances and
+Wall-clock timings (keys containing ``ms_per_step`` or ``seconds``) are skipped. Exit 0 when
+every compared chapter matches exactly (values, check values, tolerances and
 verdicts); 1 otherwise. With ``--report`` it always lists the differences (relative change for
 numbers) and exits 0, for the closing note of a change that is allowed to move values.
 """
@@ -22,6 +23,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: Wall-clock measurements differ on every run; they are reported but never compared.
+TIMINGS = ("ms_per_step", "seconds", "wall_time")
 ROOT = HERE.parents[1]
 
 
@@ -60,6 +63,8 @@ def compare(reference: dict, results: dict) -> list[str]:
                               ("checks", ref_checks, new_checks)):
         a, b = _flatten(old), _flatten(new)
         for key in sorted(set(a) | set(b)):
+            if any(t in key for t in TIMINGS):
+                continue
             if key not in b:
                 lines.append(f"{section}: {key} missing (was {a[key]!r})")
             elif key not in a:
