@@ -1,1 +1,42 @@
-"""The conservation_laws chapter's code (being reorganised; see the chapter)."""
+"""Conservation laws of gradient flow in the book's model families (chapter ``conservation-laws``).
+
+For a hidden neuron with a positively homogeneous activation, gradient flow conserves
+``||theta_in||^2 - ||theta_out||^2``; one gradient-descent step changes such a conserved
+quadratic form by exactly ``eta^2 Q(grad)``, so over a fixed time horizon the drift is linear
+in the step size; without homogeneity (``tanh``) the law fails. The chapter checks all three
+in the diagonal, two-layer linear, two-layer ReLU and deep ReLU networks.
+
+Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
+
+========================================  ======================================================
+``thm-conservation-laws-balancedness``    ``models.Family.invariant`` (every family),
+(Theorem: Balancedness, Du, Hu & Lee       ``gradient_flow.gradient_flow_study``,
+2018, Thm 2.1)                             ``gradient_flow.gradient_flow_field``,
+                                           ``trajectory.max_drift``
+``thm-conservation-laws-one-step``         ``one_step_law.one_step_change``,
+(Proposition: One gradient-descent step)   ``one_step_law.diagonal_product_law``,
+                                           ``gradient_descent.gd_drift_study``,
+                                           ``trajectory.loglog_slope``
+``thm-conservation-laws-diagonal``         ``models.FAMILIES["diagonal"]`` (``u_i^2 - v_i^2``),
+(Corollary: Diagonal networks)             ``one_step_law.diagonal_product_law``
+``thm-conservation-laws-linear``           ``models.FAMILIES["linear"]``
+(Corollary: Two-layer linear networks)     (``W1^T W1 - W2 W2^T``)
+``thm-conservation-laws-relu``             ``models.FAMILIES["relu"]`` (``a_j^2 - ||w_j||^2``;
+(Corollary: Two-layer ReLU networks)       ``FAMILIES["tanh"]`` is the non-homogeneous counterexample)
+``thm-conservation-laws-deep``             ``models.FAMILIES["deep_relu"]``,
+(Corollary: Deep ReLU networks)            ``gradient_descent.gd_drift_study`` (layer norms)
+========================================  ======================================================
+
+Modules:
+
+* ``models`` — the five model families (forward maps, parameter shapes) and their invariants.
+* ``problem`` — the regression problem: orthogonal data, Gaussian initialization, square loss, gradient.
+* ``one_step_law`` — the exact one-step change ``eta^2 Q(grad)`` and the diagonal product law.
+* ``trajectory`` — invariant records along a run, their drift and its log-log slope.
+* ``gradient_flow`` — gradient flow by an adaptive ODE solver (DOP853).
+* ``gradient_descent`` — gradient descent batched over step sizes and seeds over one time horizon.
+* ``parameters`` — the chapter's cross-parameter validator ``check_parameters``.
+* ``reference`` — plain per-problem loops that the benchmark compares the batched code against.
+
+Tests: ``tests/conservation_laws/test_conservation_<module>.py``.
+"""

@@ -1,1 +1,42 @@
-"""The diagonal_incremental chapter's code (being reorganised; see the chapter)."""
+"""Chapter "Algorithm 1: incremental learning in networks with diagonal weights" (diagonal-incremental.md).
+
+Boix-Adsera et al. (2023) prove that gradient flow from a tiny initialization of a network with diagonal
+weights learns in stages, switching on at most one coordinate of ``beta = u * v`` per stage, and give
+Algorithm 1, which predicts the stage times and plateaus without training. The chapter implements
+Algorithm 1 (with errata), simulates gradient flow exactly on the log scale down to ``alpha = 1e-300``,
+and checks the limit theorem, its assumptions and a full-weight attention head beyond the theory.
+
+Statements of the chapter (``prf`` labels) and the code implementing them:
+
+    def-diagonal-incremental-diag        Definition 3.1   networks.DiagonalModel, networks.LinearDiagonal
+    ex-diagonal-incremental-transformer  Example 3.2      attention.DiagonalAttention, attention.attention_output,
+                                                          attention.make_teacher_problem, plateaus.support_counts
+    lem-diagonal-incremental-conservation Lemma 4.2       flow.log_scale_flow, flow.beta_of_b, flow.weights_from_b,
+                                                          flow.normalize_init
+    prop-diagonal-incremental-gd         GD identity      descent.gradient_descent
+    alg-diagonal-incremental-alg1        Algorithm 1      algorithm.algorithm1, algorithm.time_until_active,
+                                                          algorithm.train_active, closed_forms.closed_form_orthogonal
+    thm-diagonal-incremental-main        Theorem 4.1      flow.log_scale_flow, plateaus.transition_times,
+                                                          plateaus.richardson, plateaus.count_plateaus,
+                                                          plateaus.plateau_midpoints, plateaus.support_counts
+    lem-diagonal-incremental-d4          Lemma D.4        algorithm.train_active (dropped coordinates),
+                                                          algorithm.time_until_active, networks.LinearDiagonal
+    asm-diagonal-incremental-43          Assumption 4.3   algorithm.algorithm1 (race margins, ties),
+                                                          flow.normalize_init (|u_i(0)| != |v_i(0)|)
+    asm-diagonal-incremental-44          Assumption 4.4   networks.restricted_hessian_min, descent.perturbation_runs
+    asm-diagonal-incremental-45          Assumption 4.5   assumptions.stage_b_spread
+
+Modules:
+
+    parameters    cross-parameter validator of the chapter's front matter (check_parameters)
+    networks      the DiagonalModel interface (Ltilde, g = -grad Ltilde), diagonal linear network, restricted Hessian
+    attention     the diagonal attention head of Example 3.2 (analytic g, numba on CPU) and its teacher instance
+    algorithm     Algorithm 1: the race of stage (A) and the balanced flow of stage (B); Stage, DegenerateStageError
+    assumptions   Assumption 4.5 in practice: stage (B) rerun from other seeds and jitters
+    closed_forms  Algorithm 1 in closed form for Sigma = I
+    flow          exact gradient flow at small initialization through b = log_alpha(u + v)
+    descent       plain gradient descent on (u, v) with the exact conservation identity; perturbation runs
+    plateaus      measured staircase: transition times, extrapolation in 1/log(1/alpha), plateau counts, supports
+    full_head     beyond the theory: one attention head with full weight matrices
+    reference     plain references for the benchmark and tests (autograd g, one GD run at a time)
+"""

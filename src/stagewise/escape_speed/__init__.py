@@ -1,1 +1,49 @@
-"""The escape_speed chapter's code (being reorganised; see the chapter)."""
+"""Code of the chapter "Escape speed and the low-rank bias of the first saddle escape".
+
+Chapter: ``book/chapters/escape-speed.md`` (after Bantzis, Simon and Jacot, *Saddle-to-saddle
+dynamics in deep ReLU networks*). A deep bias-free ReLU network trained from a small
+initialization first escapes the saddle at the origin along an *escape direction* of the
+localized loss ``L0(theta) = Tr[G^T f_theta(X)]``. The chapter computes optimal escape
+directions and their speed ``s*(L)``, checks that ``s*(L)`` grows with depth and that deep layers
+of the optima are rank one, and compares with gradient descent from small initialization.
+
+Statements of the chapter (``prf`` labels) and the functions implementing them:
+
+====================================  ====================================================================
+``def-escape-speed-localized``        ``network.localized_loss``, ``network.forward``, ``network.mse_loss``
+``lem-escape-speed-homogeneity``      ``network.localized_loss``, ``network.speed_and_grad`` (Euler's identity)
+``def-escape-speed-escape``           ``network.speed``, ``ascent.projected_ascent``, ``ascent.kkt_residual``,
+                                      ``ascent.power_iteration``, ``gradient_descent.direction_speed``
+``prop-escape-speed-closed``          ``closed_forms.one_layer_speed`` (i), ``closed_forms.linear_speed`` and
+                                      ``closed_forms.linear_chain`` (ii), ``closed_forms.shallow_speed`` (iii),
+                                      ``closed_forms.neuron_speed`` (iii, iv)
+``prop-escape-speed-ex1``             ``problems.example1_data``, ``closed_forms.rank_one_speed_eq6`` (a),
+                                      ``closed_forms.rank_two_construction`` (b), ``gradient_descent.gd_width_sweep``
+``prop-escape-speed-depth``           ``deepening.deepen``, ``deepening.escape_by_depth``
+``prop-escape-speed-merge``           ``deepening.merge_most_linear`` (and the backward pass of ``escape_by_depth``)
+``thm-escape-speed-lowrank``          ``low_rank.thm31_constant``, ``low_rank.thm31_bound``,
+                                      ``low_rank.layer_diagnostics``; the digits trend: ``digits.train_digits``
+``prop-escape-speed-weak``            ``low_rank.prop34_sides``
+``prop-escape-speed-rank-one-input``  ``problems.near_rank_one_data``, ``low_rank.prop33_bound``,
+                                      ``low_rank.prop33_speed_bracket``
+``prop-escape-speed-explosion``       ``explosion.ode_scale``, ``explosion.escape_time``, ``explosion.blowup_time``,
+                                      ``explosion.flow``, ``closed_forms.single_neuron_escape``;
+                                      the escape-time law: ``gradient_descent.euler_escape``
+====================================  ====================================================================
+
+Modules:
+
+=====================  ==========================================================================
+``network``            the bias-free ReLU network, localized loss ``L0``, speed, sphere init, padding
+``parameters``         the chapter's cross-parameter validator (named in its front matter)
+``ascent``             batched normalized projected ascent on the product of spheres; certificates
+``closed_forms``       closed-form speeds (linear, shallow, rank one, Example 1) and explicit directions
+``problems``           the datasets ``(X, G)``: Example 1, circles, Gaussian, teacher, nearly rank-one
+``deepening``          Proposition 3.2's deepening, the reverse merge, and the depth continuation
+``low_rank``           per-layer rank diagnostics, Theorem 3.1, Propositions 3.3 and 3.4
+``explosion``          Proposition 2.2: the per-layer ODE, escape and blow-up times, gradient flow
+``gradient_descent``   gradient descent from small initialization (adaptive Euler, width sweep)
+``digits``             the deep MLP on digit images (paper Figs 1, 3, 4)
+``reference``          plain reference loops for the tests and ``benchmarks/bench_escape_speed.py``
+=====================  ==========================================================================
+"""

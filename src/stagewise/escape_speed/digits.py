@@ -5,7 +5,8 @@ Data: scikit-learn's 8x8 digits, or the 5000-image MNIST subset that ships insid
 cross-entropy with a step rule that is normalized near the origin and capped by the paper's
 homogeneous learning-rate law after the first escape (:func:`step_size`). Every iteration
 records the loss and the gradient-flow time; every ``record_every`` iterations the top
-singular values of every layer.
+singular values of every layer. The chapter reads off it the trend of Theorem 3.1 (deep layers
+rank one after the first escape) and the second plateau of the paper's Figs 3 and 4.
 """
 from __future__ import annotations
 
@@ -15,17 +16,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from stagewise.numerics.datasets import mnist5k_arrays
-from stagewise.escape_speed.speed import forward
 from stagewise.core.parameters import ParameterError
+from stagewise.escape_speed.network import forward
+from stagewise.numerics.datasets import mnist5k_arrays
 from stagewise.numerics.flows import assert_finite
 
 IMAGE_SOURCES = ("digits", "mnist5k")
 
 
-# ----------------------------------------------------------------------------------
-# data
-# ----------------------------------------------------------------------------------
 def _raw_images(source: str) -> tuple[np.ndarray, np.ndarray]:
     if source == "digits":
         from sklearn.datasets import load_digits
@@ -49,9 +47,6 @@ def image_data(source: str, n: int, generator: torch.Generator) -> tuple[torch.T
     return torch.from_numpy(x.T.copy()), torch.from_numpy(y.T.copy())
 
 
-# ----------------------------------------------------------------------------------
-# training
-# ----------------------------------------------------------------------------------
 def step_size(theta_norm: float, grad_norm: float, depth: int, rel_step: float, cap: float,
               escaped: bool) -> float:
     """Learning rate of one step.
@@ -59,7 +54,7 @@ def step_size(theta_norm: float, grad_norm: float, depth: int, rel_step: float, 
     Before the first escape: ``rel_step |theta| / |grad|`` (normalized GD). Near the origin
     the loss is degree-``L`` homogeneous, so this is a smooth change of clock that moves every
     iterate by the same fraction of its norm. After it: the same, capped by
-    ``cap * u^{-(L-2)}`` with ``u = |theta| / sqrt(L)``, the paper's ``10 / |theta|^4``
+    ``cap * u^{-(L-2)}`` with ``u = |theta| / sqrt(L)`` (the per-layer scale of Proposition 2.2), the paper's ``10 / |theta|^4``
     (``L = 6``) generalized to depth ``L``. The cap matters at the second saddle, where
     ``|grad| -> 0`` at ``|theta| = O(1)`` and the normalized step would diverge and jump over it.
     """
@@ -72,6 +67,7 @@ def step_size(theta_norm: float, grad_norm: float, depth: int, rel_step: float, 
 
 @dataclass
 class DigitsRun:
+    """The record of :func:`train_digits` (loss and time every iteration, spectra every ``record_every``)."""
     steps: np.ndarray            # recorded iterations
     loss: np.ndarray             # cross-entropy at every iteration
     time: np.ndarray             # gradient-flow time (sum of learning rates) at every iteration
@@ -86,7 +82,8 @@ def train_digits(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, sigma
     """Full-batch gradient descent on the mean cross-entropy with :func:`step_size`.
 
     A bias-free ReLU MLP of ``depth`` layers (hidden ``width``), init ``N(0, sigma0^2)``. The
-    first escape is the first iteration with loss below ``escape_level``.
+    first escape is the first iteration with loss below ``escape_level``. Returns a :class:`DigitsRun`
+    whose spectra show the low-rank deep layers of Theorem 3.1 (paper Figs 1, 3, 4).
     """
     dims = [X.shape[0]] + [width] * (depth - 1) + [Y.shape[0]]
     Ws = [(sigma0 * torch.randn(1, dims[i + 1], dims[i], generator=generator, dtype=torch.float64)).to(X.device)

@@ -1,1 +1,53 @@
-"""The linear_riccati chapter's code (being reorganised; see the chapter)."""
+"""Code of the chapter "The Riccati solution and the spectral bias of two-layer linear networks".
+
+The chapter (``book/chapters/linear-riccati.md``) follows Varre et al. (2023): two-layer linear networks trained
+from the initialization I_gamma reduce exactly to d x d coordinates; on whitened data every singular value of the
+predictor follows a scalar Riccati equation with a closed form; as gamma -> 0 they are learned one at a time
+(a jump process); training ends at the minimum-norm interpolator with a hidden layer that minimizes a
+norm-minus-log-determinant objective. Sections on label noise and a ReLU teacher-student close it.
+
+Statements of the chapter (``prf`` labels) and the functions that implement or test them:
+
+==================================  ==================================================================================
+``thm-linear-riccati-init``         ``initialization.orthogonal_init``, ``initialization.reduced_init``,
+                                    ``parameters.check_gamma`` (Definition: I_gamma, gamma > 0)
+``thm-linear-riccati-reduction``    ``gradient_descent.gd`` (full width = reduced), ``gradient_flow.z_flow``
+                                    (Lemma 3.1; reduced flow (3.4)), ``reference.gd_reference``
+``thm-linear-riccati-invariant``    ``gradient_flow.psd_sqrt``, ``implicit_bias.hidden_singular_values``
+                                    (Lemma 3.2 and Lemma C.10); GD drift measured from ``gradient_descent.gd``
+``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1))
+``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``implicit_bias.stable_rank``,
+                                    ``initialization.gaussian_init`` (Corollary 3.1; gamma_eff)
+``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``
+``thm-linear-riccati-mirror``       ``mirror_flow.mirror_grad``, ``mirror_flow.mirror_grad_paper``,
+                                    ``gradient_flow.beta_ode_field``, ``gradient_flow.beta_flow``,
+                                    ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a))
+``thm-linear-riccati-mirror-k1``    ``mirror_flow.psi_k1``, ``mirror_flow.rate_bound_k1``, ``mirror_flow.dual_flow_k1``
+                                    (Theorem 3.2(b), Lemma C.8)
+``thm-linear-riccati-closed``       ``riccati.sigma_beta``, ``riccati.sigma_alpha``, ``riccati.sigma_beta_paper``,
+                                    ``riccati.sigma_beta_ode``, ``data.make_whitened``,
+                                    ``whitened_gd.whitened_mode_recursion`` (Theorem C.12; exact per-mode GD)
+``thm-linear-riccati-halftime``     ``riccati.half_time``, ``riccati.crossing_time``
+``thm-linear-riccati-jump``         ``jump_process.jump_time``, ``jump_process.jump_process``,
+                                    ``jump_process.rescaled_half_time_first_order``
+``thm-linear-riccati-noise``        ``noise_sde.sde_paths``, ``noise_sde.moments_discrete``,
+                                    ``noise_sde.moments_exact``, ``gradient_descent.gd(label_noise=...)``
+(Figs. 2 and 5, no statement)       ``relu_teacher.teacher_student``
+==================================  ==================================================================================
+
+Modules:
+
+- ``parameters``: the chapter's cross-parameter validator (front matter) and the gamma > 0 check.
+- ``data``: the rescaled regression problem (Fig. 1a), whitened data, random orthogonal matrices.
+- ``initialization``: I_gamma at full width, its reduced coordinates, and Gaussian initializations.
+- ``gradient_descent``: batched GD (2.3)-(2.4), compiled on CPU, with optional label noise.
+- ``gradient_flow``: the reduced flow (3.4), the closed beta-ODE, and the closed-form / ODE choice.
+- ``riccati``: the closed form of Theorem C.12 (stable and literal), its scalar ODE, half-learning times.
+- ``jump_process``: the gamma -> 0 jump process and the first-order correction of the learning times.
+- ``implicit_bias``: Lemma C.10's hidden spectrum, Corollary 3.1, objective (3.1) and its minimum.
+- ``mirror_flow``: the mirror-map gradients of Theorem 3.2(a) and the k = 1 flow of Theorem 3.2(b).
+- ``whitened_gd``: exact GD on whitened data, mode by mode, with its invariant law.
+- ``noise_sde``: Euler-Maruyama for the pure-noise SDE (4.1) and its exact moments.
+- ``relu_teacher``: the ReLU teacher-student of Figs. 2 and 5 (compiled GD).
+- ``reference``: plain per-step loops that the benchmark times the batched code against.
+"""

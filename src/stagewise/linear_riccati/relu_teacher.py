@@ -43,9 +43,10 @@ def _relu_kernel(X, y, V, c, eta, steps, record_every):  # pragma: no cover (com
 
 
 def teacher_student(n: int, d: int, m: int, scales, seeds, eta: float, steps: int, record_every: int) -> dict:
-    """Batched over (seed, scale): data X ~ N(0, I_d) (n samples), teacher directions random unit vectors with
-    output weights (1, 1), student V ~ N(0, scale^2) (m x d), c ~ N(0, scale^2) (m). Returns time, loss and the
-    singular values of the student's hidden weights V, shaped (records, seeds, scales, ...)."""
+    """Figs. 2 and 5 of the paper (no theorem; qualitative), batched over (seed, scale): data X ~ N(0, I_d) (n
+    samples), teacher directions random unit vectors with output weights (1, 1), student V ~ N(0, scale^2) (m x d),
+    c ~ N(0, scale^2) (m). Returns time, loss and the singular values of the student's hidden weights V, shaped
+    (records, seeds, scales, ...)."""
     losses, svs = [], []
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -65,7 +66,8 @@ def teacher_student(n: int, d: int, m: int, scales, seeds, eta: float, steps: in
 
 
 def teacher_student_block(X, y, V, c, eta, steps, record_every):
-    """One data set, a batch of initializations: returns loss (records, B) and svdvals (records, B, min(m, d))."""
+    """Figs. 2 and 5, one data set, a batch of initializations: returns loss (records, B) and svdvals (records, B,
+    min(m, d))."""
     if not np.all(np.isfinite(V)):
         raise ValueError("non-finite initialization")
     loss, sv = _relu_kernel(np.ascontiguousarray(X), np.ascontiguousarray(y), np.ascontiguousarray(V).copy(),
@@ -74,3 +76,4 @@ def teacher_student_block(X, y, V, c, eta, steps, record_every):
         from stagewise.numerics.flows import DivergenceError
         raise DivergenceError(f"parameter eta={eta}: ReLU training diverged (NaN/overflow); lower it")
     return loss, sv
+

@@ -1,4 +1,4 @@
-"""Two-layer ReLU networks on orthogonal data: model, data, Algorithm 1, coverage, norms.
+"""Algorithm 1 of the relu-orthogonal chapter: the limit jump process, computed without training.
 
 Town, Boursier, Lewis, Englert, Lazić (2026), "Mildly overparameterized ReLU networks on
 orthogonal data" (``town2026relu``). The seed text lost its formulas; the statements below
@@ -12,55 +12,10 @@ Balanced small initialisation (Assumption 3): ``w_j = lam * unit``, ``a_j = s_j 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from math import comb, log
 
 import numpy as np
 
-from stagewise.core.parameters import ParameterError
 
-LABELS = ("abs_gaussian", "gaussian", "rademacher", "uniform")
-
-
-# ----------------------------------------------------------------------------- data and init
-def make_labels(n: int, kind: str, rng: np.random.Generator) -> np.ndarray:
-    """Labels y in R^n: |N(0,1)| (Fig. 1), N(0,1) (Fig. 5), Rademacher (ties), U[1,2]."""
-    if kind == "abs_gaussian":
-        return np.abs(rng.standard_normal(n))
-    if kind == "gaussian":
-        return rng.standard_normal(n)
-    if kind == "rademacher":
-        return rng.choice([-1.0, 1.0], size=n)
-    if kind == "uniform":
-        return rng.uniform(1.0, 2.0, size=n)
-    raise ValueError(f"unknown label kind {kind!r}; allowed: {LABELS}")
-
-
-def balanced_init(m: int, n: int, signs: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Unit directions ``U`` (m, n) uniform on the sphere and output signs ``s`` (Assumption 3).
-
-    The weights are ``w_j = lam * U_j`` and ``a_j = s_j * lam``; ``signs`` is ``positive``
-    (all s_j = +1, Fig. 1) or ``random`` (Rademacher, Fig. 5).
-    """
-    U = rng.standard_normal((m, n))
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
-    s = np.ones(m) if signs == "positive" else rng.choice([-1.0, 1.0], size=m)
-    return U, s
-
-
-def activation_mask(W0: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Mask M (n, m) of Assumption 4: M_ij = 1{s_j y_i > 0} 1{<w_j(0), x_i> > 0} [2.1]."""
-    return ((s[None, :] * y[:, None]) > 0) & (W0.T > 0)
-
-
-def coverage_report(M: np.ndarray) -> dict:
-    """Which rows/columns of the mask are empty and whether columns repeat (Assumption 4(i))."""
-    rows = np.flatnonzero(~M.any(axis=1))
-    cols = np.flatnonzero(~M.any(axis=0))
-    live = [tuple(M[:, j]) for j in range(M.shape[1]) if M[:, j].any()]
-    return {"uncovered_points": rows, "dormant_neurons": cols, "distinct_columns": len(set(live)) == len(live)}
-
-
-# ----------------------------------------------------------------------------- Algorithm 1
 @dataclass
 class LimitProcess:
     """Output of Algorithm 1 [2.3]: jump times, jumping neurons, fitted sets, saddles, exponents."""
@@ -91,6 +46,7 @@ class LimitProcess:
         return float(2 * sum(np.linalg.norm(self.y[S]) for S in self.fitted_sets))
 
     def jumps_per_sign(self) -> tuple[int, int]:
+        """(K+, K-): jumps by neurons of each output sign (the sandwich of Eq. (15))."""
         sg = self.s[self.neurons] if self.K else np.array([])
         return int((sg > 0).sum()), int((sg < 0).sum())
 
@@ -111,7 +67,8 @@ class LimitProcess:
 
 
 def neuron_rates(r: np.ndarray, eta: float | None) -> np.ndarray:
-    """Growth rate of the log-norm per unit time: r (gradient flow) or log(1 + eta r)/eta (GD) [2.4]."""
+    """Algorithm 1, line 2: growth rate of the log-norm per unit time, r (gradient flow) or
+    log(1 + eta r)/eta (GD with step eta, [derived]) [2.4]."""
     return r if eta is None else np.log1p(eta * r) / eta
 
 
@@ -191,106 +148,12 @@ def algorithm1(y: np.ndarray, M: np.ndarray, s: np.ndarray, c: float = 1.0, eta:
 
 
 def merged_groups(lp: LimitProcess) -> int:
-    """Number of jumps made by a group of neurons with identical mask columns."""
+    """Number of jumps made by a group of neurons with identical mask columns (Algorithm 1, line 8;
+    Assumption 4(i) fails)."""
     return sum(len(g) > 1 for g in lp.members)
 
 
 def min_gap(lp: LimitProcess) -> float:
-    """Smallest gap between consecutive jump times (t_0 = 0 included)."""
+    """Smallest gap between consecutive jump times of Algorithm 1 (t_0 = 0 included): how separated the
+    jumps of Theorem 2 are."""
     return float(np.min(np.diff(np.concatenate([[0.0], lp.times])))) if lp.K else np.inf
-
-
-# ----------------------------------------------------------------------------- norms
-def min_norm_sq(y: np.ndarray) -> float:
-    """Squared norm of a minimal-norm interpolator: 2(||y_+|| + ||y_-||) (eq. 15) [2.8]."""
-    return float(2 * (np.linalg.norm(y[y > 0]) + np.linalg.norm(y[y < 0])))
-
-
-def sandwich(lp: LimitProcess) -> tuple[float, float]:
-    """Ratio ||theta_inf||^2/||theta*||^2 and the upper bound sqrt(max(K+, K-)) [2.8, derived]."""
-    kp, km = lp.jumps_per_sign()
-    return lp.norm_sq() / min_norm_sq(lp.y), float(np.sqrt(max(kp, km, 1)))
-
-
-def width_rule(n: int, failure: float = 0.05) -> int:
-    """Width with n (3/4)^m <= failure (union bound over rows), the note's m(n) for Fig. 5."""
-    return int(np.ceil((log(n) - log(failure)) / log(4 / 3)))
-
-
-# ----------------------------------------------------------------------------- Proposition 2
-def coverage_exact(m: int, n_pos: int, n_neg: int) -> float:
-    """P(every row of M non-zero), exact: sum over m_+ ~ Bin(m, 1/2) [2.5, derived]."""
-    k = np.arange(m + 1)
-    w = np.array([comb(m, int(i)) for i in k], float) * 0.5 ** m
-    return float(np.sum(w * (1 - 0.5 ** k) ** n_pos * (1 - 0.5 ** (m - k)) ** n_neg))
-
-
-def coverage_union_bound(m: int, n: int) -> float:
-    """Union bound on rows: P(all covered) >= 1 - n (3/4)^m (Proposition 2(i), row part)."""
-    return 1.0 - n * 0.75 ** m
-
-
-def assumption4_union_bound(m: int, n_pos: int, n_neg: int) -> float:
-    """Full union bound of Proposition 2(i): rows, zero columns and equal columns [2.5]."""
-    nmin = min(n_pos, n_neg) if min(n_pos, n_neg) > 0 else max(n_pos, n_neg)
-    return 1.0 - (n_pos + n_neg) * 0.75 ** m - (m + comb(m, 2)) * 2.0 ** (-nmin)
-
-
-def coverage_monte_carlo(m: int, y: np.ndarray, trials: int, rng: np.random.Generator) -> float:
-    """Monte Carlo frequency of full coverage: signs s_j and activation bits 1{<w_j, x_i> > 0}.
-
-    For orthonormal x_i and w_j uniform on the sphere the activation bits are i.i.d. fair coins
-    (signs of independent Gaussian coordinates), so each (trial, point) draws one m-bit word.
-    """
-    if m > 62:
-        raise ValueError("coverage_monte_carlo packs a neuron per bit: m <= 62")
-    n = len(y)
-    sign_bits = rng.integers(0, 2 ** m, size=trials, dtype=np.int64)          # bit j: s_j = +1
-    act = rng.integers(0, 2 ** m, size=(trials, n), dtype=np.int64)           # bit j: active on x_i
-    full = np.int64(2 ** m - 1)
-    good = np.where(y[None, :] > 0, sign_bits[:, None], full ^ sign_bits[:, None])
-    return float(np.mean(np.all((act & good) != 0, axis=1)))
-
-
-def half_coverage_width(n_pos: int, n_neg: int, m_max: int = 200) -> float:
-    """Width at which the exact coverage probability crosses 1/2 (linear interpolation in m)."""
-    p_prev = coverage_exact(1, n_pos, n_neg)
-    for m in range(2, m_max):
-        p = coverage_exact(m, n_pos, n_neg)
-        if p >= 0.5:
-            return (m - 1) + (0.5 - p_prev) / (p - p_prev)
-        p_prev = p
-    return float("nan")
-
-
-# ----------------------------------------------------------------------------- validator
-def check_parameters(values: dict) -> None:
-    """Cross-parameter constraints of the relu-orthogonal chapter (one-line ParameterError)."""
-    lams = values.get("sweep_log_inv_lambdas", [])
-    if len(lams) < 3 or len(set(lams)) != len(lams):
-        raise ParameterError("parameter sweep_log_inv_lambdas: needs at least 3 distinct values for the "
-                             "extrapolation to lambda -> 0; allowed: >= 3 distinct values in [10, 2000]")
-    etas = values.get("bal_etas", [])
-    if len(etas) < 2 or len(set(etas)) != len(etas):
-        raise ParameterError("parameter bal_etas: needs at least 2 distinct step sizes to measure the drift "
-                             "slope; allowed: >= 2 distinct values in (0, 0.5]")
-    if values.get("norm_gd_log2n_max", 0) > values.get("norm_log2n_max", 99):
-        raise ParameterError("parameter norm_gd_log2n_max: must not exceed norm_log2n_max; "
-                             f"allowed: <= {values.get('norm_log2n_max')}")
-    lr, c = values.get("fig1_lr", 0.01), values.get("fig1_loss_c", 2.0)
-    if lr * c * 2 >= 1.0:
-        raise ParameterError(f"parameter fig1_lr: lr * loss constant = {lr * c:g} is too large for a "
-                             "stable staircase; allowed: fig1_lr * fig1_loss_c < 0.5")
-
-
-def markdown_table(columns: list[str], rows: list) -> "object":
-    """A small Markdown table for display in the chapter (floats to 4 significant digits)."""
-    from IPython.display import Markdown
-
-    def cell(v):
-        if isinstance(v, (float, np.floating)):
-            return f"{v:.4g}"
-        return str(v)
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return Markdown("\n".join(lines))

@@ -1,1 +1,35 @@
-"""The transformer_rank chapter's code (being reorganised; see the chapter)."""
+"""Code of the chapter "Gradual rank increase in real transformers" (book/chapters/transformer-rank.md).
+
+The chapter repeats the experiments of Boix-Adsera et al., *Transformers learn through gradual
+rank increase* (NeurIPS 2023), Section 5 and Appendix B, offline and small: a vision
+transformer on the digits (Adam at several initialization scales and SGD, all replicas in one
+batched computation) and a character-level GPT on CPython's help texts; it follows the stable
+rank of the change of each head's ``W_K W_Q^T`` and ``W_V W_O^T`` during training.
+
+Statements of the chapter and the code that implements them:
+
+* ``def-transformer-rank-srank`` (Definition, stable rank ``||W||_F^2 / ||W||_2^2``):
+  ``spectra.stable_rank``, ``spectra.stable_rank_from_svals``, ``spectra.Spectra.srank``.
+* ``prop-transformer-rank-bound`` (Proposition, rank of the per-head matrices <= d_h, change
+  <= 2 d_h): ``attention_heads.head_matrices`` (paper eq. (1)), ``spectra.checkpoint_spectra``
+  (difference of products); checked by ``attention_heads.extraction_error`` and the tests.
+* ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal): context only, not
+  simulated in this chapter (see the diagonal-incremental chapter).
+* ``asm-transformer-rank-claims`` (the empirical claims (a)-(c) of Section 5 / Appendix B):
+  ``experiments.run_vit`` (claims (a)-(c)), ``experiments.run_gpt`` (claim (b), GPT-2),
+  ``figures.fig_spectra`` / ``fig_srank`` / ``fig_scale_svals`` / ``fig_scale_srank`` / ``fig_gpt``.
+
+Modules:
+
+* ``model`` -- replica-batched ViT and char-GPT: ``Config``, forward pass, attention (eq. (1)), loss.
+* ``initialization`` -- PyTorch-default / GPT-2 initialization with a per-replica scale (Section 5).
+* ``attention_heads`` -- per-head ``W_K W_Q^T``, ``W_V W_O^T`` from fused weights, extraction check.
+* ``spectra`` -- stable rank and checkpointed singular values of the per-head matrices and their change.
+* ``optimizer`` -- replica-batched Adam / SGD with momentum and the warmup + cosine schedule.
+* ``training`` -- the batched training loop that checkpoints the attention weights.
+* ``experiments`` -- the ViT and char-GPT experiments of the chapter (data, replicas, spectra).
+* ``figures`` -- the chapter's figures.
+* ``presets`` -- the ``tiny`` and ``paper`` model-size presets.
+* ``parameters`` -- the chapter's cross-parameter validator ``check_parameters``.
+* ``reference`` -- plain one-model-at-a-time ``torch.optim`` loop the benchmark compares against.
+"""

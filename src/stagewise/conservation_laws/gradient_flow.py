@@ -1,0 +1,50 @@
+"""Gradient flow ``d theta/dt = -grad L(theta)`` by an adaptive ODE solver, recording the
+invariants of Theorem ``prf:thm-conservation-laws-balancedness``."""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import torch
+
+from stagewise.conservation_laws.models import Family, Params
+from stagewise.conservation_laws.problem import Data, gradients
+from stagewise.conservation_laws.trajectory import Trajectory
+from stagewise.numerics.flows import integrate_flow
+
+
+def flatten(params: Params) -> torch.Tensor:
+    """Concatenate parameters into one (B, P) tensor (for the ODE solver)."""
+    return torch.cat([p.reshape(p.shape[0], -1) for p in params], dim=1)
+
+
+def unflatten(flat: torch.Tensor, like: Params) -> Params:
+    """Inverse of :func:`flatten`, with the shapes of ``like``."""
+    out, start = [], 0
+    for p in like:
+        size = p[0].numel()
+        out.append(flat[:, start:start + size].reshape(flat.shape[0], *p.shape[1:]))
+        start += size
+    return out
+
+
+def gradient_flow_field(family: Family, like: Params, data: Data) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The vector field ``-grad L`` of Theorem ``prf:thm-conservation-laws-balancedness``, on flattened parameters."""
+    def field(flat: torch.Tensor) -> torch.Tensor:
+        return -flatten(gradients(family, unflatten(flat, like), data))
+    return field
+
+
+def gradient_flow_study(family: Family, data: Data, params0: Params, horizon: float, rtol: float,
+                        n_records: int = 100) -> Trajectory:
+    """Gradient flow by an adaptive DOP853 solver (all seeds in one system), ``atol = rtol / 100``.
+
+    Returns the invariants at ``n_records + 1`` equally spaced times in ``[0, horizon]``,
+    shape ``(T, 1, S, K)``, and no layer norms (Theorem ``prf:thm-conservation-laws-balancedness``:
+    they stay constant up to solver error for the homogeneous families).
+    """
+    times = np.linspace(0.0, horizon, n_records + 1)
+    states = integrate_flow(gradient_flow_field(family, params0, data), flatten(params0), times,
+                            rtol=rtol, atol=rtol * 1e-2)
+    invariants = torch.stack([family.invariant(unflatten(s, params0)) for s in states])
+    return Trajectory(times, invariants[:, None])

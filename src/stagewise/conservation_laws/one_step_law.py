@@ -1,0 +1,45 @@
+"""The exact one-step law of gradient descent (Proposition ``prf:thm-conservation-laws-one-step``).
+
+One gradient-descent step changes a conserved quadratic form by exactly
+``Q(theta - eta g) - Q(theta) = -2 eta B(theta, g) + eta^2 Q(g) = eta^2 Q(g)``.
+"""
+from __future__ import annotations
+
+import torch
+
+from stagewise.conservation_laws.models import FAMILIES, Family, Params
+from stagewise.conservation_laws.problem import Data, gradients
+
+
+def one_step_change(family: Family, params: Params, data: Data, eta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Actual change of the invariants in one GD step, and the exact prediction ``eta^2 Q(grad)``
+    (Proposition ``prf:thm-conservation-laws-one-step``); both of shape (B, K).
+
+    For a homogeneous family the two agree up to rounding; for tanh they do not,
+    because the first-order term ``-2 eta B(theta, grad)`` no longer vanishes.
+    """
+    grads = gradients(family, params, data)
+    after = [p - eta * g for p, g in zip(params, grads)]
+    actual = family.invariant(after) - family.invariant(params)
+    return actual, eta**2 * family.invariant(grads)
+
+
+def diagonal_product_law(u0: torch.Tensor, v0: torch.Tensor, data: Data, eta: float, steps: int
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Run ``steps`` GD steps on the diagonal network and return ``u^2 - v^2`` measured and predicted.
+
+    The prediction is ``(u_0^2 - v_0^2) prod_t (1 - eta^2 g_t^2)`` with ``g_t`` the
+    gradient in the product ``w = u * v`` at step t: the diagonal case of Proposition
+    ``prf:thm-conservation-laws-one-step`` (Lemma 4.2 of Boix-Adsera et al. 2023 and its
+    gradient-descent form).
+    """
+    family = FAMILIES["diagonal"]
+    u, v = u0.clone(), v0.clone()
+    factor = torch.ones_like(u)
+    for _ in range(steps):
+        w = (u * v).detach().requires_grad_(True)
+        residual = torch.einsum("nd,bd->bn", data.X, w)[..., None] - data.Y
+        g = torch.autograd.grad((0.5 * (residual**2).sum() / data.X.shape[0]), w)[0]
+        u, v = u - eta * g * v, v - eta * g * u
+        factor = factor * (1 - eta**2 * g**2)
+    return family.invariant([u, v]), family.invariant([u0, v0]) * factor

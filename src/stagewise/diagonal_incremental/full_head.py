@@ -1,0 +1,57 @@
+"""Beyond the theory: one attention head with FULL weight matrices (paper v1, Fig. 2d-f)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from stagewise.diagonal_incremental.attention import softmax
+from stagewise.numerics.flows import assert_finite
+
+
+def full_head_teacher(n_samples: int, n_tokens: int, d: int, svals_kq, svals_vo, seed: int, device="cpu"):
+    """Teacher ``M_KQ = U_1 diag(s_kq) V_1^T``, ``M_VO = U_2 diag(s_vo) V_2^T`` with random orthonormal
+    factors; returns ``(X, Y, M_kq, M_vo)`` with ``Y = softmax(X M_KQ X^T) X M_VO``."""
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.randn(n_samples, n_tokens, d, generator=gen, dtype=torch.float64)
+
+    def lowrank(s):
+        Q1, _ = torch.linalg.qr(torch.randn(d, d, generator=gen, dtype=torch.float64))
+        Q2, _ = torch.linalg.qr(torch.randn(d, d, generator=gen, dtype=torch.float64))
+        r = len(s)
+        return Q1[:, :r] @ torch.diag(torch.tensor(s, dtype=torch.float64)) @ Q2[:, :r].T
+
+    M_kq, M_vo = lowrank(svals_kq), lowrank(svals_vo)
+    Y = softmax(X @ M_kq @ X.transpose(1, 2)) @ X @ M_vo
+    return X.to(device), Y.to(device), M_kq.to(device), M_vo.to(device)
+
+
+def full_head_gd(X, Y, alpha: float, eta: float, n_steps: int, seed: int, record_every: int = 10):
+    """GD on ``W_K, W_Q, W_V, W_O`` (all ``d x d``) from ``alpha * N(0, 1/d)``; records the singular values
+    of ``W_K W_Q^T`` and ``W_V W_O^T`` and the loss against ``tau = eta * step / log(1/alpha)``."""
+    d = X.shape[-1]
+    gen = torch.Generator().manual_seed(seed + 1)
+    Ws = [(alpha * torch.randn(d, d, generator=gen, dtype=torch.float64) / math.sqrt(d)).to(X.device)
+          .requires_grad_(True) for _ in range(4)]
+    N = X.shape[0]
+    taus, losses, s_kq, s_vo = [], [], [], []
+    for step in range(n_steps + 1):
+        WK, WQ, WV, WO = Ws
+        Mkq, Mvo = WK @ WQ.T, WV @ WO.T
+        out = softmax(X @ Mkq @ X.transpose(1, 2)) @ X @ Mvo
+        loss = 0.5 * (out - Y).pow(2).sum() / N
+        if step % record_every == 0 or step == n_steps:
+            taus.append(eta * step / math.log(1 / alpha))
+            losses.append(float(loss))
+            s_kq.append(torch.linalg.svdvals(Mkq.detach()).cpu().numpy())
+            s_vo.append(torch.linalg.svdvals(Mvo.detach()).cpu().numpy())
+        if step == n_steps:
+            break
+        grads = torch.autograd.grad(loss, Ws)
+        with torch.no_grad():
+            for W, G in zip(Ws, grads):
+                W -= eta * G
+        if step % 100 == 0:
+            assert_finite("full_eta", eta, step, *Ws)
+    return {"tau": np.array(taus), "loss": np.array(losses), "s_kq": np.array(s_kq), "s_vo": np.array(s_vo)}

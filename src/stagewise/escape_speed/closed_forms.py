@@ -1,0 +1,125 @@
+"""Closed forms of the optimal escape speed and explicit escape directions.
+
+Proposition "Closed forms" (one linear layer, deep linear nets, shallow ReLU nets, rank-one
+nets) and Example 1 (paper Sec. 4: Eq. (6) and the rank-two construction of Eq. (2)).
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from stagewise.escape_speed.ascent import projected_ascent
+from stagewise.escape_speed.network import Weights, init_sphere
+
+
+def rank_one_speed_eq6(phi: np.ndarray) -> np.ndarray:
+    """Proposition "Example 1" (a), paper Eq. (6): best rank-one speed of Example 1 at first-layer angle ``phi``."""
+    xi = np.mod(phi, np.pi / 4)
+    return np.abs(np.cos(xi + np.pi / 4) - np.cos(xi) + np.cos(xi - np.pi / 4) - np.cos(xi - np.pi / 2))
+
+
+def neuron_speed(phi: np.ndarray, X: torch.Tensor, G: torch.Tensor) -> np.ndarray:
+    """Speed ``|G sigma(X^T w)|`` of one neuron ``w = (cos phi, sin phi)`` with unit output weight.
+
+    Proposition "Closed forms" (iii)-(iv): for ``L = 2`` its maximum over ``phi`` is ``s*(2)``
+    (single-neuron optimality); at any depth it is the best speed of networks whose layers are
+    all rank one. Needs ``d_in = 2``; returns one speed per angle.
+    """
+    W = np.stack([np.cos(phi), np.sin(phi)], axis=1)                # (P, 2)
+    act = np.maximum(W @ X.cpu().numpy(), 0.0)                       # (P, N)
+    return np.linalg.norm(act @ G.cpu().numpy().T, axis=1)          # (P,)
+
+
+def shallow_speed(X: torch.Tensor, G: torch.Tensor, n_angles: int = 200_000) -> tuple[float, float]:
+    """Proposition "Closed forms" (iii): ``s*(2) = max_{|w|=1} |G sigma(X^T w)|`` by a 1-D angle search
+    (``d_in = 2``); returns ``(speed, angle)``.
+
+    The maximum sits on a cusp where a data point lies on the hinge, so the candidate hinge
+    angles (``w`` orthogonal to a data point) are added to the uniform grid and evaluated exactly.
+    """
+    if X.shape[0] != 2:
+        raise ValueError("shallow_speed: the angle search needs d_in = 2")
+    phi = np.linspace(0, 2 * np.pi, n_angles, endpoint=False)
+    xa = np.arctan2(X[1].cpu().numpy(), X[0].cpu().numpy())
+    hinges = np.concatenate([xa + np.pi / 2, xa - np.pi / 2])        # w orthogonal to a data point
+    phi = np.concatenate([phi, np.mod(hinges, 2 * np.pi)])
+    sp = neuron_speed(phi, X, G)
+    i = int(np.argmax(sp))
+    return float(sp[i]), float(phi[i])
+
+
+def linear_speed(X: torch.Tensor, G: torch.Tensor) -> float:
+    """Proposition "Closed forms" (ii), deep linear networks (``L >= 2``): ``s*_lin = sigma_max(G X^T)``."""
+    return float(torch.linalg.matrix_norm(G @ X.T, ord=2))
+
+
+def one_layer_speed(X: torch.Tensor, G: torch.Tensor) -> float:
+    """Proposition "Closed forms" (i), a single linear layer (``L = 1``): ``s = |G X^T|_F``."""
+    return float(torch.linalg.matrix_norm(G @ X.T))
+
+
+def linear_chain(X: torch.Tensor, G: torch.Tensor, depth: int, width: int) -> Weights:
+    """Proposition "Closed forms" (ii): the balanced rank-one chain along the top singular pair of ``-G X^T``.
+
+    Every layer has ``|W_l|_F = 1``; with the identity activation its speed is ``sigma_max(G X^T)``.
+    A batch of one, on the CPU.
+    """
+    U, S, Vh = torch.linalg.svd(-(G @ X.T))
+    Ws = [torch.zeros(1, width, X.shape[0], dtype=X.dtype), ]
+    Ws[0][0, 0] = Vh[0]
+    for _ in range(depth - 2):
+        W = torch.zeros(1, width, width, dtype=X.dtype)
+        W[0, 0, 0] = 1.0
+        Ws.append(W)
+    W = torch.zeros(1, G.shape[0], width, dtype=X.dtype)
+    W[0, :, 0] = U[:, 0]
+    Ws.append(W)
+    return Ws
+
+
+def rank_two_construction(sign: float = -1.0) -> Weights:
+    """Proposition "Example 1" (b), paper Eq. (2): ``f(x) = sign * sigma(|x1| - |x2|) / 4`` with speed 1/2, all ``|W_l|_F = 1``.
+
+    ``sign = -1`` matches ``G_j = (-1)^j`` (the paper's ``W_3 = [1]`` matches ``G = -(-1)^j``).
+    """
+    W1 = 0.5 * torch.tensor([[1.0, 0], [0, 1], [-1, 0], [0, -1]], dtype=torch.float64)
+    W2 = 0.5 * torch.tensor([[1.0, -1, 1, -1]], dtype=torch.float64)
+    W3 = torch.tensor([[sign]], dtype=torch.float64)
+    return [W1[None], W2[None], W3[None]]
+
+
+def single_neuron_escape(X: torch.Tensor, G: torch.Tensor, depth: int, width: int, generator: torch.Generator,
+                         restarts: int = 32, steps: int = 400) -> tuple[Weights, bool]:
+    """The best single-neuron chain as an escape direction; returns (weights, exact).
+
+    A batched ascent over one neuron (``L = 2``, width 1) finds the best angle; then the
+    neuron is polished to ``w = -a sum_{j active} g_j x_j`` normalized (``a`` the sign of the
+    output weight), the optimum inside its
+    activation region, and identity layers ``e1 e1^T`` are stacked. ``exact`` is True when
+    the polished neuron has the same active set and no data point within ``1e-9`` of its
+    hinge: the result is then a true critical point on the sphere (KKT residual at rounding
+    level), which is what the aligned-flow test of Proposition 2.2 needs (Proposition "Closed forms"
+    (iii): a single neuron is optimal at ``L = 2``). Scalar output only; a batch of one.
+    """
+    res = projected_ascent(init_sphere(X.shape[0], [1], 1, restarts, generator, X.device), X, G, steps, 0.1, 1e-5)
+    (W1, W2), _ = res.best()
+    w, a = W1[0, 0], float(torch.sign(W2[0, 0, 0]))
+    act = (w @ X > 0).to(X.dtype)
+    v = -a * (X @ (G[0] * act))
+    exact = False
+    if float(v.norm()) > 0:
+        v = v / v.norm()
+        pre = v @ X
+        exact = bool(torch.equal((pre > 0).to(X.dtype), act)) and float(pre.abs().min()) > 1e-9
+        if exact:
+            w = v
+    Ws = [torch.zeros(1, width, X.shape[0], dtype=X.dtype, device=X.device)]
+    Ws[0][0, 0] = w
+    for _ in range(depth - 2):
+        E = torch.zeros(1, width, width, dtype=X.dtype, device=X.device)
+        E[0, 0, 0] = 1.0
+        Ws.append(E)
+    WL = torch.zeros(1, 1, width, dtype=X.dtype, device=X.device)
+    WL[0, 0, 0] = a
+    Ws.append(WL)
+    return Ws, exact

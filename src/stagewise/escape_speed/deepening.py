@@ -1,0 +1,157 @@
+"""Depth: Proposition 3.2's deepening construction, the reverse merge, and the depth continuation.
+
+``s*(L)`` is non-decreasing in ``L`` (paper Prop. 3.2, App. A.3); merging a linear hidden layer
+gives the converse inequality (our Proposition "Merging a linear layer"). Together they drive
+the estimate ``s_hat(L)`` over a list of depths.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from stagewise.escape_speed.ascent import projected_ascent
+from stagewise.escape_speed.low_rank import relu_deviation
+from stagewise.escape_speed.network import Weights, check_problem, forward, init_sphere, normalize_layers, speed
+
+
+def deepen(Ws: Weights, X: torch.Tensor, G: torch.Tensor, k: int = 1) -> Weights:
+    """Proposition 3.2 ("Monotonicity in depth", App. A.3) construction: a depth-``L+k`` network at least as fast.
+
+    For each network of the batch: pick the last-hidden-layer neuron ``i*`` with the most
+    negative normalized contribution ``Tr[G^T Wbar_{L,.i} sigma(Wbar_{L-1,i.} Z^sigma_{L-2})]``,
+    keep it alone with weight ``c = (sum_i |W_{L,.i}| |W_{L-1,i.}|)^{1/2}``, insert ``k``
+    identity-like rank-one layers ``e1 e1^T`` and re-normalize every layer (which only
+    increases the speed). Hidden widths are kept; the result has ``|W_l|_F = 1``.
+    """
+    L = len(Ws)
+    _, Zs = forward(Ws, X)
+    out_rows, out_last, fronts = [], [], []
+    for r in range(Ws[0].shape[0]):
+        WL, WL1, H = Ws[-1][r], Ws[-2][r], Zs[L - 2][r]          # (d_out, n), (n, m), (m, N)
+        a, b = WL.norm(dim=0), WL1.norm(dim=1)                   # column / row norms
+        contrib = torch.einsum("on,oj,nj->n", WL, G, torch.relu(WL1 @ H))
+        norm_c = torch.where(a * b > 0, contrib / (a * b).clamp_min(1e-300), torch.zeros_like(contrib))
+        i = int(torch.argmin(norm_c))
+        c = torch.sqrt((a * b).sum())
+        n = WL1.shape[0]
+        new_prev = torch.zeros_like(WL1)
+        new_last = torch.zeros_like(WL)
+        if float(a[i] * b[i]) > 0:
+            new_prev[0] = c * WL1[i] / b[i]
+            new_last[:, 0] = c * WL[:, i] / a[i]
+        out_rows.append(new_prev)
+        out_last.append(new_last)
+        fronts.append(n)
+    n = fronts[0]
+    R = Ws[0].shape[0]
+    eye = torch.zeros(R, n, n, dtype=Ws[0].dtype, device=Ws[0].device)
+    eye[:, 0, 0] = 1.0
+    new = [W.clone() for W in Ws[:-2]] + [torch.stack(out_rows)] + [eye.clone() for _ in range(k)] + [torch.stack(out_last)]
+    return normalize_layers(new)
+
+
+def merge_most_linear(Ws: Weights, X: torch.Tensor) -> Weights:
+    """Proposition "Merging a linear layer" [ours]: a depth-``L-1`` network from a depth-``L`` one (batch of one).
+
+    Pick the hidden layer ``l`` whose ReLU is closest to the identity on the data (smallest
+    ``nu_l``, see :func:`stagewise.escape_speed.low_rank.layer_diagnostics`), drop that ReLU, replace ``(W_l, W_{l+1})`` by the
+    product ``W_{l+1} W_l`` and re-normalize every layer. When ``nu_l = 0`` the function is
+    unchanged and ``|W_{l+1} W_l|_F <= |W_{l+1}|_F |W_l|_F = 1``, so normalizing can only raise a
+    positive speed: ``s*(L-1) >= speed(theta)``. With Prop. 3.2, an optimal depth-``L`` direction
+    with a linear hidden layer gives ``s*(L-1) = s*(L)``.
+    """
+    if len(Ws) < 3:
+        raise ValueError(f"depth {len(Ws)}: merging needs depth >= 3")
+    Z, _ = forward(Ws, X)
+    nu = [relu_deviation(z[0]) for z in Z[:-1]]
+    l = int(np.argmin(nu))                                   # hidden layer l + 1 in 1-based numbering
+    return normalize_layers(Ws[:l] + [Ws[l + 1] @ Ws[l]] + Ws[l + 2:])
+
+
+def with_noise(Ws: Weights, copies: int, noise: float, generator: torch.Generator) -> Weights:
+    """``copies`` perturbed copies of a single network (copy 0 unperturbed), re-normalized: the warm starts
+    of the depth continuation (Proposition 3.2)."""
+    out = []
+    for W in Ws:
+        e = torch.randn((copies, *W.shape[1:]), generator=generator, dtype=W.dtype).to(W.device)
+        e[0] = 0
+        out.append(W[0:1].expand(copies, *W.shape[1:]) + noise * e)
+    return normalize_layers(out)
+
+
+@dataclass
+class DepthResult:
+    """The depth continuation of :func:`escape_by_depth`: ``s_hat(L)`` per depth (Proposition 3.2) and its optima."""
+    depths: list[int]
+    speeds: list[float]            # continuation estimate s_hat(L) (best of random and warm starts)
+    random_speeds: list[float]     # best of the random restarts alone
+    warm_speeds: list[float]       # speed of the Prop 3.2 construction before any ascent
+    optima: list[Weights]          # best network per depth (batch of one)
+    success: list[float]           # fraction of random restarts within 1e-3 of s_hat(L)
+    forward_speeds: list[float] = field(default_factory=list)  # s_hat(L) after the forward pass alone
+    merged_speeds: list[float] = field(default_factory=list)   # speed of the merged depth-(L+1) optimum (nan at the top)
+
+
+def escape_by_depth(X: torch.Tensor, G: torch.Tensor, depths: list[int], width: int, restarts: int, steps: int,
+                    eta: float, eta_final: float, generator: torch.Generator, warm_eta: float = 0.02,
+                    noise: float = 1e-3) -> DepthResult:
+    """``s_hat(L)`` for increasing depths: random restarts plus Proposition 3.2 warm starts, then a backward pass.
+
+    At each depth one batch holds ``restarts`` random networks and ``restarts // 2``
+    perturbed copies of the deepened previous optimum (copy 0 exact). The warm copies use
+    the smaller step ``warm_eta``; the best iterate is kept, so ``s_hat`` never decreases. Then
+    :func:`_backward_pass` merges deeper optima down (Proposition "Merging a linear layer") and
+    deepens again; ``forward_speeds`` keeps the estimates of the forward pass alone.
+    """
+    d_in, d_out = X.shape[0], G.shape[0]
+    res = DepthResult([], [], [], [], [], [])
+    prev = None
+    for L in depths:
+        check_problem(X, G, [width] * (L - 1))
+        batch = init_sphere(d_in, [width] * (L - 1), d_out, restarts, generator, X.device)
+        etas = [eta] * restarts
+        warm_s = float("nan")
+        if prev is not None:
+            deep = deepen(prev, X, G, k=L - len(prev))
+            warm_s = float(speed(deep, X, G)[0])
+            warm = with_noise(deep, max(restarts // 2, 1), noise, generator)
+            batch = [torch.cat([a, b]) for a, b in zip(batch, warm)]
+            etas += [warm_eta] * warm[0].shape[0]
+        out = projected_ascent(batch, X, G, steps, torch.tensor(etas, dtype=X.dtype, device=X.device), eta_final)
+        best_W, best_s = out.best()
+        sr = float(out.speeds[:restarts].max())
+        res.depths.append(L)
+        res.speeds.append(best_s)
+        res.random_speeds.append(sr)
+        res.warm_speeds.append(warm_s)
+        res.optima.append(best_W)
+        res.success.append(float((out.speeds[:restarts] > best_s - 1e-3).double().mean()))
+        prev = best_W
+    res.forward_speeds = list(res.speeds)
+    _backward_pass(res, X, G, steps, warm_eta, eta_final)
+    return res
+
+
+def _backward_pass(res: DepthResult, X: torch.Tensor, G: torch.Tensor, steps: int, eta: float, eta_final: float) -> None:
+    """Improve shallower estimates from deeper optima (:func:`merge_most_linear`), then re-deepen.
+
+    From the deepest depth down, the deeper optimum merged down to depth ``L`` is polished by
+    ``steps`` of projected ascent (no randomness) and replaces the depth-``L`` optimum when faster.
+    A final forward sweep applies :func:`deepen` again, so ``s_hat`` stays non-decreasing.
+    """
+    res.merged_speeds = [float("nan")] * len(res.depths)
+    for i in range(len(res.depths) - 2, -1, -1):
+        cand = res.optima[i + 1]
+        for _ in range(res.depths[i + 1] - res.depths[i]):
+            cand = merge_most_linear(cand, X)
+        res.merged_speeds[i] = float(speed(cand, X, G)[0])
+        if res.merged_speeds[i] > res.speeds[i]:
+            W, s = projected_ascent(cand, X, G, steps, eta, eta_final).best()
+            res.optima[i], res.speeds[i] = W, s
+    for i in range(1, len(res.depths)):
+        deep = deepen(res.optima[i - 1], X, G, k=res.depths[i] - res.depths[i - 1])
+        s = float(speed(deep, X, G)[0])
+        if s > res.speeds[i]:
+            res.optima[i], res.speeds[i] = deep, s

@@ -1,0 +1,171 @@
+"""Gradient descent from small initialization: escape times and which escape it finds.
+
+Escape times from random small initialization, measured with an adaptive explicit Euler
+scheme that accumulates physical time (batched over initializations, hand-written backward
+pass); the speed of the direction reached (Definition 2.1); several widths in one padded batch.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from stagewise.escape_speed.network import Weights, forward, normalize_layers, pad_hidden, speed, sq_norm
+from stagewise.numerics.flows import assert_finite
+
+
+def small_init(d_in: int, widths: list[int], d_out: int, restarts: int, alpha: float,
+               generator: torch.Generator, device: torch.device | str = "cpu") -> Weights:
+    """Gaussian layers each rescaled to ``|W_l|_F = alpha`` (balanced: GF keeps it so): the small initialization
+    whose escape Proposition 2.2 and the escape-time law describe."""
+    dims = [d_in, *widths, d_out]
+    Ws = [torch.randn(restarts, dims[i + 1], dims[i], generator=generator, dtype=torch.float64)
+          for i in range(len(dims) - 1)]
+    return [alpha * W.to(device) for W in normalize_layers(Ws)]
+
+
+@dataclass
+class EscapeRun:
+    """Result of :func:`euler_escape`: escape time per network (``inf`` if none), weights then, steps taken."""
+    times: torch.Tensor          # (R,) physical time at which the loss first fell by `drop`
+    Ws: Weights                  # weights at that moment
+    steps: int                   # Euler steps taken
+
+
+def _mm(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """Batched product ``A @ B`` that avoids batched GEMM when a dimension is 1 (a broadcast
+    product and a sum are several times faster there for the tiny matrices of this chapter)."""
+    if A.shape[-1] == 1:                                        # outer product
+        return A * B
+    if A.shape[-2] == 1:                                        # row vector times matrix
+        return (A.transpose(-1, -2) * B).sum(dim=-2, keepdim=True)
+    if B.shape[-1] == 1:                                        # matrix times column vector
+        return (A * B.transpose(-1, -2)).sum(dim=-1, keepdim=True)
+    return torch.matmul(A, B)
+
+
+def mse_grad(Ws: Weights, X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tensor, Weights]:
+    """Loss ``C = |f_theta(X) - Y|_F^2 / 2`` per network and its gradient, by an explicit backward pass.
+
+    Forward ``Z_l = W_l Z^sigma_{l-1}`` (Sec. 1, no ReLU on the output). Backward
+    ``D_L = f - Y``, ``D_l = (W_{l+1}^T D_{l+1}) * 1[Z_l > 0]`` and ``dC/dW_l = D_l (Z^sigma_{l-1})^T``,
+    with the autograd convention ``sigma'(0) = 0``. Batched over networks (``Ws[l]`` is
+    ``(R, n_l, n_{l-1})``); about twice as fast as autograd on the tiny nets here
+    (``benchmarks/bench_escape_speed.py``). ``G = -Y`` is the gradient of Definition "Localized loss".
+    """
+    R = Ws[0].shape[0]
+    hs = [X]
+    h = torch.relu((Ws[0].reshape(-1, X.shape[0]) @ X).view(R, -1, X.shape[1]))   # one GEMM for all nets
+    for W in Ws[1:-1]:
+        hs.append(h)
+        h = torch.relu(_mm(W, h))
+    hs.append(h)
+    r = _mm(Ws[-1], h) - Y
+    loss = 0.5 * (r * r).sum(dim=(1, 2))
+    grads: Weights = [r] * len(Ws)
+    d = r
+    for l in range(len(Ws) - 1, 0, -1):
+        grads[l] = _mm(d, hs[l].transpose(-1, -2))
+        d = torch.ops.aten.threshold_backward(_mm(Ws[l].transpose(1, 2), d), hs[l], 0.0)  # relu' = 1[relu(z) > 0]
+    grads[0] = (d.reshape(-1, X.shape[1]) @ X.T).view(Ws[0].shape)
+    return loss, grads
+
+
+def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float, drop: float,
+                 max_steps: int) -> EscapeRun:
+    """Adaptive explicit Euler on the MSE loss until the loss falls by the fraction ``drop`` (the escape time
+    of Proposition 2.2 and its ``alpha^{-(L-2)}`` law, measured from small initialization).
+
+    Step ``eta_k = rel_step |theta| / |grad|`` per initialization (each iterate moves by a
+    fixed fraction of its norm), physical time ``t += eta_k``. This follows gradient flow
+    with relative error ``O(rel_step)``; the crossing time is interpolated linearly.
+    Gradients come from :func:`mse_grad`, and all layers live in one ``(R, P)`` buffer so that
+    norms and updates are one operation each. A network with an exactly zero gradient (all
+    ReLUs dead: gradient descent never moves it again) is stopped; its time stays ``inf``.
+    """
+    R = Ws0[0].shape[0]
+    shapes = [tuple(W.shape[1:]) for W in Ws0]
+    sizes = [a * b for a, b in shapes]
+
+    def layers(v: torch.Tensor) -> Weights:
+        return [p.view(R, *s) for p, s in zip(torch.split(v, sizes, dim=1), shapes)]
+
+    theta = torch.cat([W.reshape(R, -1) for W in Ws0], dim=1)
+    target = (1 - drop) * 0.5 * float((Y ** 2).sum())
+    t = torch.zeros(R, dtype=X.dtype, device=X.device)
+    done = torch.zeros(R, dtype=torch.bool, device=X.device)
+    t_hit = torch.full((R,), math.inf, dtype=X.dtype, device=X.device)
+    theta_hit = theta.clone()
+    loss, g = mse_grad(layers(theta), X, Y)
+    assert_finite("rel_step", rel_step, 0, loss)
+    for k in range(max_steps):
+        grad = torch.cat([x.reshape(R, -1) for x in g], dim=1)
+        gn = torch.linalg.vector_norm(grad, dim=1)
+        done = done | (gn == 0)
+        eta = torch.where(done, 0.0, rel_step * torch.linalg.vector_norm(theta, dim=1) / gn.clamp_min(1e-300))
+        theta = torch.addcmul(theta, eta[:, None], grad, value=-1.0)
+        new_loss, g = mse_grad(layers(theta), X, Y)
+        assert_finite("rel_step", rel_step, k, new_loss)
+        hit = (~done) & (new_loss <= target)
+        if bool(hit.any()):
+            frac = ((loss - target) / (loss - new_loss).clamp_min(1e-300)).clamp(0, 1)
+            t_hit = torch.where(hit, t + frac * eta, t_hit)
+            theta_hit = torch.where(hit[:, None], theta, theta_hit)
+            done = done | hit
+        t = t + eta
+        loss = new_loss
+        if bool(done.all()):
+            return EscapeRun(t_hit, [W.contiguous() for W in layers(theta_hit)], k + 1)
+    return EscapeRun(t_hit, [W.contiguous() for W in layers(theta_hit)], max_steps)
+
+
+def direction_speed(Ws: Weights, X: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
+    """Speed ``-L0(rho)`` of the direction ``rho = sqrt(L) theta / |theta|`` (Definition 2.1), per network."""
+    L = len(Ws)
+    scale = torch.sqrt(L / sq_norm(Ws))
+    return speed([W * scale[:, None, None] for W in Ws], X, G)
+
+
+@dataclass
+class WidthSweep:
+    widths: list[int]
+    speeds: torch.Tensor         # (len(widths), inits) speed of sqrt(L) theta/|theta| when the loss fell by `drop`
+    escaped: torch.Tensor        # (len(widths), inits) True where the loss fell by `drop` within max_steps
+    steps: int                   # Euler steps taken by the batch
+
+
+def gd_width_sweep(X: torch.Tensor, Y: torch.Tensor, widths: list[int], depth: int, inits: int, alpha: float,
+                   rel_step: float, drop: float, generator: torch.Generator, max_steps: int = 100_000) -> WidthSweep:
+    """Gradient descent from small initialization for several hidden widths, all in one batch.
+
+    ``inits`` networks per width with every layer of norm ``alpha`` (:func:`small_init`) are
+    padded with zero neurons to the largest width (:func:`stagewise.escape_speed.network.pad_hidden`; zero
+    neurons get zero gradient and stay zero) and run by :func:`euler_escape` on the squared loss
+    with targets ``Y`` until the loss has fallen by ``drop``. Then we record the speed of the
+    direction ``sqrt(L) theta / |theta|`` for ``G = -Y`` (Definition 2.1). Runs that never get
+    there (dead ReLUs) have speed ``nan``. Tests the paper's conjecture (Sec. 5) on Example 1 against
+    Proposition "Closed forms" (iv): width-1 runs cannot beat ``sqrt(2) - 1``.
+    """
+    wmax = max(widths)
+    W0 = [torch.cat(ws) for ws in zip(*[pad_hidden(small_init(X.shape[0], [w] * (depth - 1), Y.shape[0], inits,
+                                                               alpha, generator, X.device), wmax)
+                                        for w in widths])]
+    r = euler_escape(W0, X, Y, rel_step, drop, max_steps)
+    escaped = torch.isfinite(r.times)
+    s = torch.where(escaped, direction_speed(r.Ws, X, -Y), torch.nan)
+    return WidthSweep(list(widths), s.reshape(len(widths), inits), escaped.reshape(len(widths), inits), r.steps)
+
+
+def function_cosine(Ws: Weights, ref: Weights, X: torch.Tensor) -> torch.Tensor:
+    """Cosine between ``f_theta(X)`` and ``f_ref(X)`` (function-space alignment with an optimal escape direction
+    of Definition 2.1), per network of ``Ws``; ``ref`` is a batch of one."""
+    f = forward(Ws, X)[0][-1].flatten(1)
+    r = forward(ref, X)[0][-1].flatten(1)
+    return (f @ r[0]) / (f.norm(dim=1) * r[0].norm()).clamp_min(1e-300)
+
+
+def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """Least-squares slope of ``log y`` against ``log x`` (the escape-time exponent ``-(L-2)`` of Proposition 2.2)."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])

@@ -1,0 +1,48 @@
+"""Per-head attention matrices ``W_K W_Q^T`` and ``W_V W_O^T`` (paper eq. (1)) from fused weights.
+
+:func:`head_matrices` slices the fused ``to_qkv`` / ``to_out`` weights of a layer into the
+per-head products of Proposition prop-transformer-rank-bound (rank at most ``d_h``);
+:func:`extraction_error` checks the slicing against the model's own attention logits.
+"""
+from __future__ import annotations
+
+import torch
+
+from stagewise.transformer_rank.model import Config, layer_norm, linear
+
+
+def head_matrices(qkv: torch.Tensor, out: torch.Tensor, heads: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-head ``W_K W_Q^T`` and ``W_V W_O^T`` (paper eq. (1)) from fused weights, in float64.
+
+    ``qkv`` ``(..., 3 H d_h, D)`` (rows q, k, v; head h owns rows ``h d_h:(h+1) d_h`` of each),
+    ``out`` ``(..., D, H d_h)`` (head h owns columns ``h d_h:(h+1) d_h``). With
+    ``W_Q^h = qkv_q[h].T`` etc. in ``R^{D x d_h}`` and ``W_O^h = out[:, h]``, returns
+    ``KQ[..., h] = W_K^h W_Q^h^T`` and ``VO[..., h] = W_V^h W_O^h^T``, both ``(..., H, D, D)``.
+    Row i / column j of KQ pair key token i with query token j, so the attention logits of
+    head h are ``X KQ_h^T X^T / sqrt(d_h)`` (query rows); the rank of each is at most ``d_h``
+    (Proposition prop-transformer-rank-bound).
+    """
+    lead, D = qkv.shape[:-2], qkv.shape[-1]
+    w = qkv.double().reshape(*lead, 3, heads, head_dim, D)
+    wq, wk, wv = w.unbind(-4)                                                        # (..., H, d_h, D)
+    wo = out.double().reshape(*lead, D, heads, head_dim).movedim(-3, -1)             # (..., H, d_h, D)
+    return wk.transpose(-1, -2) @ wq, wv.transpose(-1, -2) @ wo
+
+
+@torch.no_grad()
+def extraction_error(params, cfg: Config, patches: torch.Tensor, replica: int = 0) -> float:
+    """Relative max error between the model's attention logits ``q_i . k_j`` of every head of
+    the first layer and ``x_i^T (W_K W_Q^T)^T x_j`` built from :func:`head_matrices`, where
+    X is the LayerNormed input of that layer in the ViT's own forward pass (paper eq. (1);
+    the chapter's "Extraction" check)."""
+    R = params["embed"].shape[0]
+    z = linear(patches.unsqueeze(0), params["embed"], params["embed_b"])
+    z = torch.cat([params["cls"].unsqueeze(1).expand(R, len(patches), 1, cfg.width), z], 2) + params["pos"].unsqueeze(1)
+    x = layer_norm(z, params["blocks.0.ln1_g"], params["blocks.0.ln1_b"])[replica]      # (B, T, D)
+    q, k, _ = linear(x.unsqueeze(0), params["blocks.0.qkv"][replica:replica + 1])[0].view(
+        *x.shape[:2], 3, cfg.heads, cfg.head_dim).unbind(2)
+    direct = torch.einsum("bihd,bjhd->bhij", q, k).double()
+    kq, _ = head_matrices(params["blocks.0.qkv"][replica], params["blocks.0.out"][replica], cfg.heads, cfg.head_dim)
+    xd = x.double()
+    via = torch.einsum("bid,hed,bje->bhij", xd, kq, xd)   # x_i^T (W_Q W_K^T) x_j with KQ[e, d] = (W_K W_Q^T)[e, d]
+    return float((direct - via).abs().max() / via.abs().max())

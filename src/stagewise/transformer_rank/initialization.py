@@ -1,0 +1,78 @@
+"""Initialization of the replica-batched transformers, with a per-replica scale (paper Section 5).
+
+One initialization direction is drawn (seeded, on the CPU) and copied to every replica; the
+weight matrices inside the transformer blocks are multiplied by the replica's scale, the
+"initialization scale" of Section 5 ("Effect of initialization scale", Figures 6 and 7).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from stagewise.transformer_rank.model import Config, Params
+
+
+def _uniform(gen: torch.Generator, shape: tuple[int, ...], fan_in: int) -> torch.Tensor:
+    """PyTorch's default ``nn.Linear`` initialization, U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+    bound = 1.0 / math.sqrt(fan_in)
+    return (torch.rand(shape, generator=gen, dtype=torch.float64) * 2 - 1) * bound
+
+
+def _normal(gen: torch.Generator, shape: tuple[int, ...], std: float) -> torch.Tensor:
+    return torch.randn(shape, generator=gen, dtype=torch.float64) * std
+
+
+def init_params(cfg: Config, scales: list[float], seed: int, device: torch.device | str = "cpu") -> Params:
+    """One initialization direction (seeded, drawn on the CPU), scaled per replica (Section 5).
+
+    ViT: PyTorch defaults (lucidrains layout, ``to_qkv`` without bias). GPT: GPT-2's N(0, 0.02),
+    residual projections N(0, 0.02 / sqrt(2 depth)), tied input/output embedding.
+    Replica r multiplies the weight matrices inside the transformer blocks by ``scales[r]``
+    (paper Section 5: "all layers ... except the initial token mapper"); embeddings, class
+    token, LayerNorms and biases keep their default values. Returns float32 leaf tensors
+    ``(R, ...)`` on ``device`` that require gradients.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    D, I, M = cfg.width, cfg.inner, cfg.mlp_dim
+    gpt = cfg.kind == "gpt"
+
+    def w(shape, fan_in, resid=False):
+        if gpt:
+            return _normal(gen, shape, 0.02 / (math.sqrt(2 * cfg.depth) if resid else 1.0))
+        return _uniform(gen, shape, fan_in)
+
+    base: Params = {}
+    scaled: set[str] = set()
+    if gpt:
+        base["embed"] = _normal(gen, (cfg.inputs, D), 0.02)
+        base["pos"] = _normal(gen, (cfg.tokens, D), 0.01)
+    else:
+        base["embed"] = _uniform(gen, (D, cfg.inputs), cfg.inputs)
+        base["embed_b"] = _uniform(gen, (D,), cfg.inputs)
+        base["cls"] = _normal(gen, (1, D), 1.0)
+        base["pos"] = _normal(gen, (cfg.tokens + 1, D), 1.0)
+    for layer in range(cfg.depth):
+        p = f"blocks.{layer}."
+        base[p + "ln1_g"], base[p + "ln1_b"] = torch.ones(D, dtype=torch.float64), torch.zeros(D, dtype=torch.float64)
+        base[p + "ln2_g"], base[p + "ln2_b"] = torch.ones(D, dtype=torch.float64), torch.zeros(D, dtype=torch.float64)
+        base[p + "qkv"] = w((3 * I, D), D)
+        base[p + "out"] = w((D, I), I, resid=True)
+        base[p + "out_b"] = torch.zeros(D, dtype=torch.float64) if gpt else _uniform(gen, (D,), I)
+        base[p + "mlp1"] = w((M, D), D)
+        base[p + "mlp1_b"] = torch.zeros(M, dtype=torch.float64) if gpt else _uniform(gen, (M,), D)
+        base[p + "mlp2"] = w((D, M), M, resid=True)
+        base[p + "mlp2_b"] = torch.zeros(D, dtype=torch.float64) if gpt else _uniform(gen, (D,), M)
+        scaled |= {p + "qkv", p + "out", p + "mlp1", p + "mlp2"}
+    base["lnf_g"], base["lnf_b"] = torch.ones(D, dtype=torch.float64), torch.zeros(D, dtype=torch.float64)
+    if not gpt:
+        base["head"] = _uniform(gen, (cfg.classes, D), D)
+        base["head_b"] = _uniform(gen, (cfg.classes,), D)
+    s = torch.tensor(scales, dtype=torch.float64)
+    params = {}
+    for name, value in base.items():
+        rep = value.unsqueeze(0).repeat(len(scales), *([1] * value.dim()))
+        if name in scaled:
+            rep = rep * s.view(-1, *([1] * value.dim()))
+        params[name] = rep.to(device=device, dtype=torch.float32).requires_grad_(True)
+    return params

@@ -1,0 +1,53 @@
+"""Stable rank (Definition def-transformer-rank-srank) and the checkpointed spectra of the
+per-head matrices and of their change since initialization (paper Section 5, Appendix B)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from stagewise.transformer_rank.attention_heads import head_matrices
+from stagewise.transformer_rank.training import TrainResult
+
+
+def stable_rank_from_svals(svals: torch.Tensor) -> torch.Tensor:
+    """``sum_i s_i^2 / s_1^2`` from singular values sorted descending (NaN for a zero matrix);
+    Definition def-transformer-rank-srank."""
+    top = svals[..., 0]
+    ratio = (svals ** 2).sum(-1) / top ** 2
+    return torch.where(top > 0, ratio, torch.full_like(ratio, float("nan")))
+
+
+def stable_rank(matrix: torch.Tensor) -> torch.Tensor:
+    """Stable rank ``||W||_F^2 / ||W||_2^2`` of a batch of matrices (Definition
+    def-transformer-rank-srank; paper Section 5, Appendix B)."""
+    return stable_rank_from_svals(torch.linalg.svdvals(matrix.double()))
+
+
+@dataclass
+class Spectra:
+    """Singular values per checkpoint, replica, layer and head (descending), float64 on the CPU."""
+    init_kq: torch.Tensor      # (R, L, H, D) of W_K W_Q^T at step 0
+    init_vo: torch.Tensor
+    delta_kq: torch.Tensor     # (C, R, L, H, D) of Delta(W_K W_Q^T) = W_K W_Q^T (t) - W_K W_Q^T (0)
+    delta_vo: torch.Tensor
+
+    def srank(self, which: str) -> torch.Tensor:
+        """Stable rank (Definition def-transformer-rank-srank) of the field ``which``, one axis fewer."""
+        return stable_rank_from_svals(getattr(self, which))
+
+
+def checkpoint_spectra(result: TrainResult, heads: int, head_dim: int,
+                       device: torch.device | str = "cpu") -> Spectra:
+    """Spectra of the per-head matrices and of their change since initialization, batched per
+    checkpoint over replicas, layers and heads (the difference of products, not the product of
+    differences; Proposition prop-transformer-rank-bound, Assumption asm-transformer-rank-claims).
+    The first checkpoint of ``result`` is taken as the initialization."""
+    kq0, vo0 = head_matrices(result.qkv[0].to(device), result.out[0].to(device), heads, head_dim)
+    dkq, dvo = [], []
+    for c in range(len(result.steps)):
+        kq, vo = head_matrices(result.qkv[c].to(device), result.out[c].to(device), heads, head_dim)
+        dkq.append(torch.linalg.svdvals(kq - kq0).cpu())
+        dvo.append(torch.linalg.svdvals(vo - vo0).cpu())
+    return Spectra(torch.linalg.svdvals(kq0).cpu(), torch.linalg.svdvals(vo0).cpu(),
+                   torch.stack(dkq), torch.stack(dvo))

@@ -1,0 +1,80 @@
+"""Tests of ``stagewise.escape_speed.gradient_descent``: gradient descent from small initialization
+(escape times of Proposition 2.2; which escape direction of Definition 2.1 it finds on Example 1)."""
+import math
+
+import pytest
+import torch
+
+from stagewise import ParameterError
+from stagewise.escape_speed import gradient_descent as gd
+from stagewise.escape_speed import network, problems
+
+torch.set_num_threads(1)
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def test_divergence_is_reported():
+    """Divergence of the Euler scheme names the step parameter rel_step."""
+    g = gen(8)
+    X, Y = problems.teacher_data(10, 3, g)
+    W = gd.small_init(3, [4], 1, 2, 1e150, g)                         # overflow at the first step
+    with pytest.raises(ParameterError, match="rel_step"):
+        gd.euler_escape(W, X, Y, 0.01, 0.1, 5)
+
+
+def test_mse_grad_matches_autograd():
+    """Definition "Localized loss" (squared loss): the hand-written backward pass equals autograd."""
+    g = gen(9)
+    X, Y = torch.randn(3, 11, generator=g, dtype=torch.float64), torch.randn(2, 11, generator=g, dtype=torch.float64)
+    for widths in ([4], [5, 1], [6, 3, 4]):                       # depths 2, 3, 4; width-1 layers use the broadcast path
+        W = gd.small_init(3, widths, 2, 5, 0.8, g)
+        loss, grads = gd.mse_grad(W, X, Y)
+        leaves = [w.clone().requires_grad_(True) for w in W]
+        ref = network.mse_loss(leaves, X, Y)
+        ref_g = torch.autograd.grad(ref.sum(), leaves)
+        assert torch.allclose(loss, ref.detach(), rtol=1e-13, atol=0)
+        for a, b in zip(grads, ref_g):
+            assert a.shape == b.shape and float((a - b).abs().max()) <= 1e-13 * float(b.abs().max())
+    W = gd.small_init(2, [1, 1], 1, 3, 0.5, g)                    # scalar output, width 1: every _mm special case
+    loss, grads = gd.mse_grad(W, *problems.example1_data())
+    leaves = [w.clone().requires_grad_(True) for w in W]
+    ref_g = torch.autograd.grad(network.mse_loss(leaves, *problems.example1_data()).sum(), leaves)
+    assert all(torch.allclose(a, b, rtol=1e-13, atol=1e-16) for a, b in zip(grads, ref_g))
+
+
+def test_gd_zero_neurons_stay_zero():
+    """Padding for the width sweep (Proposition "Example 1"): zero neurons stay zero under gradient descent."""
+    X, G = problems.example1_data()
+    W = gd.small_init(2, [2, 2], 1, 4, 0.01, gen(12))
+    a = gd.euler_escape(W, X, G, 0.01, 0.01, 5000)
+    b = gd.euler_escape(network.pad_hidden(W, 7), X, G, 0.01, 0.01, 5000)
+    assert a.steps == b.steps
+    fin = torch.isfinite(a.times)
+    assert bool(fin.any()) and torch.equal(fin, torch.isfinite(b.times))
+    assert torch.allclose(a.times[fin], b.times[fin], rtol=1e-9)
+    assert float(b.Ws[0][:, 2:].abs().max()) == 0.0 and float(b.Ws[1][:, 2:].abs().max()) == 0.0
+    assert float(b.Ws[1][:, :, 2:].abs().max()) == 0.0 and float(b.Ws[2][:, :, 2:].abs().max()) == 0.0
+    assert torch.allclose(gd.direction_speed(a.Ws, X, -G)[fin], gd.direction_speed(b.Ws, X, -G)[fin], rtol=1e-9)
+
+
+def test_dead_network_stops_without_escape():
+    """Definition 2.1: a dead network (zero gradient) never escapes; its time stays inf."""
+    X, G = problems.example1_data()
+    W = gd.small_init(2, [3, 3], 1, 2, 0.01, gen(13))
+    W[0][1] = 0.0                          # network 1: zero first layer, so all ReLUs are off and the gradient is 0
+    r = gd.euler_escape(W, X, G, 0.01, 0.01, 100_000)
+    assert math.isinf(float(r.times[1])) and r.steps < 100_000
+    assert math.isfinite(float(r.times[0]))
+
+
+def test_gd_width_one_never_beats_rank_one():
+    """Proposition "Closed forms" (iv) and "Example 1": width 1 never beats sqrt(2) - 1; nothing beats 1/2."""
+    X, G = problems.example1_data()
+    sw = gd.gd_width_sweep(X, G, [1, 4], 3, 12, 1e-3, 0.01, 0.01, gen(14))
+    s1 = sw.speeds[0][torch.isfinite(sw.speeds[0])]
+    assert len(s1) > 0 and float(s1.max()) <= math.sqrt(2) - 1 + 1e-12     # rank one: a one-neuron function
+    assert bool((torch.isfinite(sw.speeds) == sw.escaped).all())
+    assert float(sw.speeds[torch.isfinite(sw.speeds)].max()) <= 0.5 + 1e-9

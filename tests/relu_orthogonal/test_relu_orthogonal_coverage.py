@@ -1,0 +1,51 @@
+"""Tests of stagewise.relu_orthogonal.coverage: Coverage probability (Proposition 2, prop-relu-orthogonal-coverage)."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from stagewise.relu_orthogonal import coverage, data
+
+
+def test_coverage_exact_matches_enumeration():
+    """Proposition 2: the exact coverage probability equals brute-force enumeration and dominates both union bounds."""
+    m, y = 3, np.array([1.0, 2.0, -1.0])
+    total = 0.0
+    for signs in itertools.product([1, -1], repeat=m):
+        for bits in itertools.product([0, 1], repeat=m * len(y)):
+            act = np.array(bits).reshape(len(y), m).astype(bool)
+            M = act & ((np.array(signs)[None, :] * y[:, None]) > 0)
+            total += M.any(axis=1).all()
+    p_enum = total / (2 ** m * 2 ** (m * len(y)))
+    assert coverage.coverage_exact(m, 2, 1) == pytest.approx(p_enum, rel=1e-12)
+    for m in range(2, 30, 3):
+        assert coverage.coverage_union_bound(m, 40) <= coverage.coverage_exact(m, 20, 20) + 1e-12
+        assert coverage.assumption4_union_bound(m, 20, 20) <= coverage.coverage_union_bound(m, 40)
+
+
+def test_coverage_monte_carlo_matches_sphere_draws():
+    """Proposition 2: the bit-packed Monte Carlo equals drawing spherical w_j against orthonormal inputs, and both match the exact formula."""
+    # the bit-packed simulation equals drawing w_j on the sphere against a random orthonormal X (d > n)
+    rng = np.random.default_rng(1)
+    n, m, d, trials = 12, 8, 20, 3000
+    y = data.make_labels(n, "gaussian", rng)
+    X = np.linalg.qr(rng.standard_normal((d, n)))[0]
+    hits = 0
+    for _ in range(trials):
+        W = rng.standard_normal((m, d))
+        s = rng.choice([-1.0, 1.0], size=m)
+        M = ((s[None, :] * y[:, None]) > 0) & ((W @ X).T > 0)
+        hits += M.any(axis=1).all()
+    p_sphere = hits / trials
+    p_exact = coverage.coverage_exact(m, int((y > 0).sum()), int((y < 0).sum()))
+    p_bits = coverage.coverage_monte_carlo(m, y, trials, rng)
+    sig = math.sqrt(p_exact * (1 - p_exact) / trials)
+    assert abs(p_sphere - p_exact) < 4.5 * sig and abs(p_bits - p_exact) < 4.5 * sig
+
+
+def test_half_coverage_threshold_near_two_log2n():
+    """Proposition 2: the half-coverage width is about 2 log2 n."""
+    for k in (6, 10, 14):
+        mh = coverage.half_coverage_width(2 ** (k - 1), 2 ** (k - 1))
+        assert 2 * k <= mh <= 2 * k + 4

@@ -1,0 +1,29 @@
+"""Tests of stagewise.transformer_rank.spectra: stable rank (Definition def-transformer-rank-srank)
+and the checkpointed spectra of the change (Proposition prop-transformer-rank-bound)."""
+import math
+
+import pytest
+import torch
+
+from stagewise.transformer_rank.spectra import checkpoint_spectra, stable_rank
+from transformer_problem import rand as _rand, train_tiny
+
+
+def test_stable_rank_closed_forms():
+    """Definition def-transformer-rank-srank: srank(I_7) = 7, rank one -> 1, diag(2,1,1) -> 1.5, zero -> NaN."""
+    assert float(stable_rank(torch.eye(7))) == pytest.approx(7.0)
+    assert float(stable_rank(torch.outer(_rand(5), _rand(6, seed=1)))) == pytest.approx(1.0, abs=1e-12)
+    assert float(stable_rank(torch.diag(torch.tensor([2.0, 1.0, 1.0])))) == pytest.approx(1.5)
+    assert math.isnan(float(stable_rank(torch.zeros(3, 3))))
+    batch = stable_rank(torch.stack([torch.eye(4), torch.diag(torch.tensor([3.0, 0, 0, 0]))]))
+    assert batch.tolist() == pytest.approx([4.0, 1.0])
+
+
+def test_checkpoint_spectra_of_the_change():
+    """Proposition prop-transformer-rank-bound: 1 <= srank(Delta) <= 2 d_h; no change at step 0 (NaN)."""
+    cfg, res = train_tiny(1e-2)
+    sp = checkpoint_spectra(res, cfg.heads, cfg.head_dim)
+    assert sp.delta_kq.shape == (len(res.steps), 2, cfg.depth, cfg.heads, cfg.width)
+    assert torch.isnan(sp.srank("delta_kq")[0]).all()                # no change at step 0
+    sr = sp.srank("delta_vo")[1:]
+    assert (sr >= 1 - 1e-9).all() and (sr <= 2 * cfg.head_dim + 1e-9).all()

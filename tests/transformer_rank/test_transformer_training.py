@@ -1,0 +1,18 @@
+"""Tests of stagewise.transformer_rank.training: the batched loop of Section 5 / App. B with checkpoints."""
+import pytest
+
+from stagewise.numerics.flows import DivergenceError
+from transformer_problem import train_tiny as _train_tiny
+
+
+def test_training_checkpoints():
+    """Checkpoints start at step 0 and end at the last step; the training loss decreases."""
+    cfg, res = _train_tiny(1e-2)
+    assert res.steps[0] == 0 and res.steps[-1] == 12 and res.qkv.shape[:3] == (len(res.steps), 2, cfg.depth)
+    assert res.losses[-1].mean() < res.losses[0].mean()
+
+
+def test_nan_loss_names_learning_rate():
+    """Divergence stops training with a one-line error naming the learning rate to lower."""
+    with pytest.raises(DivergenceError, match=r"parameter adam_lr=1e\+30: .*diverged.*lower adam_lr"):
+        _train_tiny(1e30, steps=50)
