@@ -11,10 +11,12 @@ import argparse
 import torch
 
 from timing import Comparison, setup
+from stagewise.conservation_laws.gradient_descent import batch_over_step_sizes
 from stagewise.conservation_laws.models import FAMILIES
 from stagewise.conservation_laws.problem import init_params, loss, make_orthogonal_data
 from stagewise.conservation_laws.reference import gradient_descent_reference
 from stagewise.numerics.flows import gradient_descent_batched
+from stagewise.numerics.params import flatten_batched
 
 
 def main() -> None:
@@ -28,10 +30,9 @@ def main() -> None:
     params0 = init_params(family, seeds, 12, 1, 8, 2, 0.5, g)
 
     def batched():
-        params = [p.repeat(len(etas), *([1] * (p.dim() - 1))) for p in params0]
-        eta = torch.tensor(etas, dtype=torch.float64).repeat_interleave(seeds)
+        params, eta = batch_over_step_sizes(params0, etas)
         _, records = gradient_descent_batched(params, lambda p: loss(family, p, data), eta, horizon,
-                                              lambda p: torch.cat([x.flatten(1) for x in p], 1), n_records=1)
+                                              flatten_batched, n_records=1)
         return records[-1]
 
     steps = sum(round(horizon / e) for e in etas) * seeds

@@ -41,7 +41,7 @@ def main() -> None:
                                                                                record_every=50))
         slow = c.time("reference loop (per run)", lambda: reference.gradient_descent_reference(
             model, u0, v0, alphas, 0.05, steps, record_every=50))
-        c.same([fast["loss"], fast["beta"]], [slow["loss"], slow["beta"]], tol=1e-12)
+        c.same([fast.loss, fast.beta], [slow.loss, slow.beta], tol=1e-12)
 
     seconds, stages = timed(lambda: algorithm.algorithm1(model))
     print(f"Algorithm 1: {len(stages) - 1} stages in {seconds:.2f} s")

@@ -67,7 +67,7 @@ def ascent_comparison(X: torch.Tensor, G: torch.Tensor) -> None:
 def euler_comparison(X: torch.Tensor, Y: torch.Tensor, seed: int, inits: int) -> None:
     """3.: the batched Euler loop against the autograd reference, padded and one init at a time."""
     gen = torch.Generator().manual_seed(seed)
-    nets = [gd.small_init(2, [w, w], 1, inits, ALPHA, gen) for w in WIDTHS]
+    nets = [network.init_sphere(2, [w, w], 1, inits, gen, scale=ALPHA) for w in WIDTHS]
     padded = [torch.cat(ws) for ws in zip(*[network.pad_hidden(W, max(WIDTHS)) for W in nets])]
 
     def one_at_a_time():

@@ -21,7 +21,7 @@ from stagewise.numerics import datasets as data
 from stagewise.transformer_rank.initialization import init_params
 from stagewise.transformer_rank.model import Config
 from stagewise.transformer_rank.optimizer import ReplicaOptimizer
-from stagewise.transformer_rank.presets import PRESETS
+from stagewise.transformer_rank.settings import PRESETS
 from stagewise.transformer_rank.reference import train_reference
 from stagewise.transformer_rank.training import train
 

@@ -15,5 +15,5 @@ def test_gradient_descent_reference_matches_batched():
     u0, v0 = rng.standard_normal(3), rng.standard_normal(3)
     fast = descent.gradient_descent(model, u0, v0, [0.1, 0.01], [0.05, 0.02], 300, record_every=50)
     slow = reference.gradient_descent_reference(model, u0, v0, [0.1, 0.01], [0.05, 0.02], 300, record_every=50)
-    for key in ("loss", "beta", "c", "c_pred", "u", "v"):
-        np.testing.assert_allclose(fast[key], slow[key], rtol=1e-12, atol=1e-15)
+    for key in ("tau", "loss", "beta", "c", "c_pred", "u", "v"):
+        np.testing.assert_allclose(getattr(fast, key), getattr(slow, key), rtol=1e-12, atol=1e-15)

@@ -36,3 +36,15 @@ def test_linear_closed_form_and_chain():
     assert abs(float(r.speeds.max()) / closed_forms.linear_speed(X, G) - 1) < 1e-5
     assert float(r.speeds.max()) <= closed_forms.linear_speed(X, G) + 1e-12
     assert closed_forms.one_layer_speed(X, G) >= closed_forms.linear_speed(X, G)
+
+
+def test_rank_one_chain_and_linear_study():
+    """Proposition "Closed forms" (ii): chains have unit layers; the solver reaches sigma_max at every depth."""
+    X, G = problems.random_problem(4, 10, 2, gen(40))
+    chain = closed_forms.rank_one_chain(torch.tensor([0.6, 0.8, 0.0, 0.0], dtype=torch.float64),
+                                        torch.tensor([1.0, 0.0], dtype=torch.float64), 4, 3)
+    assert [tuple(w.shape) for w in chain] == [(1, 3, 4), (1, 3, 3), (1, 3, 3), (1, 2, 3)]
+    assert all(abs(float(w.norm()) - 1) < 1e-15 for w in chain)
+    lin = closed_forms.linear_study(X, G, (2, 3), 4, 2, 1500, 0.1, 1e-4, gen(41))
+    assert lin.closed_form == closed_forms.linear_speed(X, G)
+    assert lin.solver_gap < 1e-4 and lin.chain_gap < 1e-12            # final-step gap ~ eta_final^2 scale

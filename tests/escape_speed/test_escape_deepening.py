@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from stagewise.escape_speed import closed_forms, deepening, low_rank, network, problems
+from stagewise.numerics import spectra
 
 torch.set_num_threads(1)
 
@@ -26,7 +27,7 @@ def test_deepen_never_lowers_speed():
     s1 = network.speed(D, X, G)
     assert bool(((s1 >= s0 - 1e-12) | (s0 <= 0)).all())
     for w in D[2:]:                                                   # added layers rank one
-        assert low_rank.nontop_fraction(w[0]) < 1e-12
+        assert spectra.nontop_fraction(w[0]) < 1e-12
 
 
 def test_escape_by_depth_monotone_and_cos3_zero():
@@ -74,3 +75,15 @@ def test_backward_pass_never_lowers_and_keeps_monotone():
     assert math.isnan(r.merged_speeds[-1]) and len(r.merged_speeds) == 3
     for W, s in zip(r.optima, r.speeds):
         assert abs(float(network.speed(W, X, G)[0]) - s) < 1e-12
+
+
+def test_deepening_check_and_depth_study():
+    """Proposition 3.2 and "Merging a linear layer" as the chapter runs them: no loss, monotone, bounded."""
+    X, G = problems.random_problem(4, 30, 3, gen(21))
+    chk = deepening.deepening_check(X, G, [4, 4], 20, 2, gen(22))
+    assert chk.max_loss <= 1e-12 and 0 < chk.n_positive <= 20
+    data = {"Example 1": problems.example1_data(), "cos": problems.circle_data(24, "cos3")}
+    st = deepening.depth_study(data, [2, 3], 6, 6, 200, 0.1, 1e-3, gen(23))
+    assert st.min_increment >= -1e-12 and st.norm_bound_ok
+    assert abs(st.shallow["cos"]) < 1e-12 and set(st.results) == set(data)
+    assert st.n_deep == 0 and (st.merge_gap <= 1e-12 if st.n_linear else math.isinf(st.merge_gap))

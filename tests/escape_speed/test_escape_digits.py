@@ -70,3 +70,19 @@ def test_plateau_bookkeeping_on_a_synthetic_run():
     assert dg.second_plateau(run, 2.1, 1.5) == (4, 2.0, True)
     assert dg.second_plateau(run, 2.1, 0.5) == (5, 2.5, False)      # censored at the end
     assert dg.record_at(run, 3) == 2 and dg.record_at(run, 100) == 3
+
+
+def test_escapes_and_summary_on_a_synthetic_run():
+    """Theorem 3.1's trend and the second plateau (paper Figs 1, 3, 4) read off the records."""
+    loss = np.array([2.3, 2.3, 2.0, 1.9, 1.9, 1.9, 1.2, 1.0])
+    spectra = np.zeros((4, 3, 10))
+    spectra[:, :, 0], spectra[:, :, 1] = 1.0, 0.05
+    deep = dg.DigitsRun(np.arange(0, 8, 2), loss, np.arange(8) * 0.5, np.zeros(4), spectra, 0.0)
+    small = dg.DigitsRun(np.arange(0, 8, 2), loss, np.arange(8) * 0.5, np.zeros(4), spectra, 0.0)
+    levels = (2.1, 1.5)
+    esc = {6: dg.escapes(deep, levels), 4: [dg.first_below(small, 2.1), dg.first_below(small, 1.5, after=2)]}
+    assert esc[6] == [2, 6]
+    s = dg.summarize({6: deep, 4: small}, esc, levels, 6, 4)
+    assert s.first_escape == 2 and s.ratio_deep == pytest.approx([0.05] * 3)
+    assert s.plateau[6] == (4, 2.0, True) and s.ratio_small_end == pytest.approx([0.05] * 3)
+    assert dg.escapes(deep, (0.1, 0.05)) == [None, None]

@@ -33,3 +33,11 @@ def test_aligned_flow_follows_ode():
     times = np.linspace(0, explosion.escape_time(0.05, 0.2, s, 3), 5)
     u = np.array([float(explosion.layer_scale(W)[0]) for W in explosion.flow([0.05 * w for w in rho], X, Y, times, True)])
     assert np.abs(u / explosion.ode_scale(0.05, s, 3, times) - 1).max() < 1e-7
+
+
+def test_aligned_flow_experiment():
+    """Proposition 2.2 as the chapter runs it: exact directions, the flow on L0 follows the ODE."""
+    X, Y = problems.interior_teacher(20, 5, gen(3))
+    r = explosion.aligned_flow(X, Y, (2, 3), 3, 0.05, 0.2, 5, gen(4))
+    assert [c.L for c in r.curves] == [2, 3] and r.curves[0].times.shape == (5,)
+    assert r.kkt < 1e-10 and r.ode_err < 1e-7 and r.full_err < r.speed * 0.2 ** 2

@@ -20,7 +20,7 @@ def test_divergence_is_reported():
     """Divergence of the Euler scheme names the step parameter rel_step."""
     g = gen(8)
     X, Y = problems.teacher_data(10, 3, g)
-    W = gd.small_init(3, [4], 1, 2, 1e150, g)                         # overflow at the first step
+    W = network.init_sphere(3, [4], 1, 2, g, scale=1e150)                         # overflow at the first step
     with pytest.raises(ParameterError, match="rel_step"):
         gd.euler_escape(W, X, Y, 0.01, 0.1, 5)
 
@@ -30,7 +30,7 @@ def test_mse_grad_matches_autograd():
     g = gen(9)
     X, Y = torch.randn(3, 11, generator=g, dtype=torch.float64), torch.randn(2, 11, generator=g, dtype=torch.float64)
     for widths in ([4], [5, 1], [6, 3, 4]):                       # depths 2, 3, 4; width-1 layers use the broadcast path
-        W = gd.small_init(3, widths, 2, 5, 0.8, g)
+        W = network.init_sphere(3, widths, 2, 5, g, scale=0.8)
         loss, grads = gd.mse_grad(W, X, Y)
         leaves = [w.clone().requires_grad_(True) for w in W]
         ref = network.mse_loss(leaves, X, Y)
@@ -38,7 +38,7 @@ def test_mse_grad_matches_autograd():
         assert torch.allclose(loss, ref.detach(), rtol=1e-13, atol=0)
         for a, b in zip(grads, ref_g):
             assert a.shape == b.shape and float((a - b).abs().max()) <= 1e-13 * float(b.abs().max())
-    W = gd.small_init(2, [1, 1], 1, 3, 0.5, g)                    # scalar output, width 1: every _mm special case
+    W = network.init_sphere(2, [1, 1], 1, 3, g, scale=0.5)                    # scalar output, width 1: every _mm special case
     loss, grads = gd.mse_grad(W, *problems.example1_data())
     leaves = [w.clone().requires_grad_(True) for w in W]
     ref_g = torch.autograd.grad(network.mse_loss(leaves, *problems.example1_data()).sum(), leaves)
@@ -48,7 +48,7 @@ def test_mse_grad_matches_autograd():
 def test_gd_zero_neurons_stay_zero():
     """Padding for the width sweep (Proposition "Example 1"): zero neurons stay zero under gradient descent."""
     X, G = problems.example1_data()
-    W = gd.small_init(2, [2, 2], 1, 4, 0.01, gen(12))
+    W = network.init_sphere(2, [2, 2], 1, 4, gen(12), scale=0.01)
     a = gd.euler_escape(W, X, G, 0.01, 0.01, 5000)
     b = gd.euler_escape(network.pad_hidden(W, 7), X, G, 0.01, 0.01, 5000)
     assert a.steps == b.steps
@@ -63,7 +63,7 @@ def test_gd_zero_neurons_stay_zero():
 def test_dead_network_stops_without_escape():
     """Definition 2.1: a dead network (zero gradient) never escapes; its time stays inf."""
     X, G = problems.example1_data()
-    W = gd.small_init(2, [3, 3], 1, 2, 0.01, gen(13))
+    W = network.init_sphere(2, [3, 3], 1, 2, gen(13), scale=0.01)
     W[0][1] = 0.0                          # network 1: zero first layer, so all ReLUs are off and the gradient is 0
     r = gd.euler_escape(W, X, G, 0.01, 0.01, 100_000)
     assert math.isinf(float(r.times[1])) and r.steps < 100_000
@@ -78,3 +78,16 @@ def test_gd_width_one_never_beats_rank_one():
     assert len(s1) > 0 and float(s1.max()) <= math.sqrt(2) - 1 + 1e-12     # rank one: a one-neuron function
     assert bool((torch.isfinite(sw.speeds) == sw.escaped).all())
     assert float(sw.speeds[torch.isfinite(sw.speeds)].max()) <= 0.5 + 1e-9
+
+
+def test_escape_time_law_and_alignment():
+    """Proposition 2.2's escape-time scaling from small init, and GD alignment with the single-neuron optimum."""
+    from stagewise.escape_speed import closed_forms
+    X, Y = problems.interior_teacher(20, 5, gen(15))
+    law = gd.escape_time_law(X, Y, [0.04, 0.01], 4, 4, 0.02, gen(16), depths=(3,))
+    assert law.alphas[3].tolist() == [0.04, 0.01] and len(law.median_times[3]) == 2
+    assert abs(law.slopes[3] + 1) < 0.3
+    rho, _ = closed_forms.single_neuron_escape(X, -Y, 3, 4, gen(17))
+    s = float(network.speed(rho, X, -Y)[0])
+    al = gd.alignment(X, Y, rho, s, 3, 4, 4, 0.01, 0.02, gen(18))
+    assert al.cosine_median > 0.9 and 0.9 < al.speed_ratio_median <= 1 + 1e-6 and al.prop34_gap <= 1e-9

@@ -4,6 +4,7 @@ import math
 import torch
 
 from stagewise.escape_speed import ascent, low_rank, network, problems
+from stagewise.numerics import spectra
 
 torch.set_num_threads(1)
 
@@ -42,5 +43,19 @@ def test_prop33_bound_and_data():
     lo, hi = low_rank.prop33_speed_bracket(X, G, u, v)
     assert lo <= s <= hi
     d = low_rank.layer_diagnostics(W, X)
-    worst = max(d["rho_W"] + d["rho_Z"] + d["nu"] + [low_rank.nontop_fraction(X)])
+    worst = max(d["rho_W"] + d["rho_Z"] + d["nu"] + [spectra.nontop_fraction(X)])
     assert worst <= low_rank.prop33_bound(1.0, 0.1, hi)                # the bound at the largest possible s*
+
+
+def test_studies_on_small_problems():
+    """Theorem 3.1's trend, Proposition 3.4's inequality and Proposition 3.3 as the chapter runs them."""
+    from stagewise.escape_speed import deepening
+    data = {"Example 1": problems.example1_data()}
+    res = deepening.escape_by_depth(*data["Example 1"], [2, 3], 6, 8, 300, 0.1, 1e-4, gen(30))
+    ranks = low_rank.optima_ranks({"Example 1": res}, data)
+    assert 0.0 <= ranks.deep_max <= 1.0 and 0.0 <= ranks.first_max <= 1.0
+    X, G = problems.random_problem(4, 20, 3, gen(31))
+    assert low_rank.prop34_gap(X, G, {"Example 1": res}, data, gen(32), depths=(3,), nets=20) <= 1e-9
+    rows = low_rank.prop33_study((0.1,), (3,), 6, 4, 400, 0.1, 1e-4, gen(33))
+    assert len(rows) == 1 and rows[0].lo <= rows[0].s <= rows[0].hi
+    assert rows[0].bound_up <= rows[0].bound_hat and max(rows[0].net, rows[0].x) <= rows[0].bound_up

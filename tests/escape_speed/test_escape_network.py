@@ -45,3 +45,20 @@ def test_bad_problems():
         network.check_problem(X, G, [3, 0])
     with pytest.raises(network.NoEscapeError, match="no escape"):
         network.check_problem(X, torch.zeros_like(G), [3])
+
+
+def test_init_sphere_scale_and_direction():
+    """Definition 2.1: layers of norm ``scale`` (balanced small init); ``direction`` lies on ``|rho|^2 = L``."""
+    W = network.init_sphere(3, [4, 5], 2, 7, gen(30), scale=0.01)
+    for w in W:
+        assert torch.allclose(w.flatten(1).norm(dim=1), torch.full((7,), 0.01, dtype=torch.float64), rtol=1e-12)
+    assert torch.allclose(network.sq_norm(network.direction(W)), torch.full((7,), 3.0, dtype=torch.float64), rtol=1e-12)
+    a = network.init_sphere(3, [4], 2, 2, gen(31))
+    b = network.init_sphere(3, [4], 2, 2, gen(31), scale=1.0)
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_homogeneity_error_is_rounding():
+    """Lemma "Homogeneity": the chapter's experiment gives a rounding-level error."""
+    X, G = problems.random_problem(4, 30, 3, gen(32))
+    assert network.homogeneity_error(X, G, (2, 3), 5, 4, 1.7, gen(33)) < 1e-12

@@ -14,7 +14,7 @@ def gen(seed=0):
 def test_euler_escape_matches_autograd_reference():
     """Escape times (Proposition 2.2 from small init): batched Euler equals the autograd reference loop."""
     X, Y = problems.teacher_data(20, 5, gen(10))
-    W0 = gd.small_init(5, [6, 6], 1, 6, 0.05, gen(11))
+    W0 = network.init_sphere(5, [6, 6], 1, 6, gen(11), scale=0.05)
     a = gd.euler_escape(W0, X, Y, 0.01, 0.01, 100_000)
     b = reference.euler_escape_reference(W0, X, Y, 0.01, 0.01, 100_000)
     assert a.steps == b.steps and bool(torch.isfinite(a.times).all())

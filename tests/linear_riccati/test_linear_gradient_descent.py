@@ -40,7 +40,8 @@ def test_reduction_exact_for_gd_and_invariant_step_law():
     eta = 0.02
     A2, C2 = A + eta * E @ C.transpose(-2, -1), C + eta * A.transpose(-2, -1) @ E
     inv = lambda a, c: a.transpose(-2, -1) @ a - c @ c.transpose(-2, -1)
-    pred = eta ** 2 * (C @ E.transpose(-2, -1) @ E @ C.transpose(-2, -1) - A.transpose(-2, -1) @ E @ E.transpose(-2, -1) @ A)
+    pred = eta ** 2 * (C @ E.transpose(-2, -1) @ E @ C.transpose(-2, -1)
+                       - A.transpose(-2, -1) @ E @ E.transpose(-2, -1) @ A)
     assert (inv(A2, C2) - inv(A, C) - pred).abs().max() < 1e-14
 
 

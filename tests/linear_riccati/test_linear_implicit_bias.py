@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from stagewise.linear_riccati import data, implicit_bias
+from stagewise.numerics import spectra
 
 
 def test_corollary_and_variational_value():
@@ -20,7 +21,7 @@ def test_corollary_and_variational_value():
     W2 = np.linalg.solve(W1, beta)
     val = implicit_bias.objective(torch.from_numpy(W1)[None], torch.from_numpy(W2)[None], [g])[0]
     assert abs(val - implicit_bias.variational_value(sig, g, d)) < 1e-12
-    assert abs(implicit_bias.stable_rank(cs) - (cs ** 2).sum() / cs[0] ** 2) < 1e-15
+    assert abs(spectra.stable_rank_np(cs) - (cs ** 2).sum() / cs[0] ** 2) < 1e-15
 
 
 def test_variational_numeric_matches_closed_form():

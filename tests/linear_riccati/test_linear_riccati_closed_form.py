@@ -1,7 +1,5 @@
 """The Riccati closed form (stagewise.linear_riccati.riccati): Theorem C.12 (thm-linear-riccati-closed) and the
 exact half-learning time (thm-linear-riccati-halftime)."""
-import math
-
 import numpy as np
 import pytest
 
@@ -35,10 +33,3 @@ def test_half_time_exact(gamma):
     t = riccati.half_time(s, gamma)
     assert np.allclose(riccati.sigma_beta(s, gamma, t), s / 2, rtol=1e-12)
     assert np.all(np.diff(t) > 0)                     # largest first
-
-
-def test_crossing_time():
-    """Sampled half-learning time: linear interpolation, NaN if never reached."""
-    t = np.linspace(0, 1, 11)
-    assert abs(riccati.crossing_time(t, t ** 1, 0.55) - 0.55) < 1e-12
-    assert math.isnan(riccati.crossing_time(t, t, 2.0))

@@ -91,3 +91,13 @@ def test_identical_columns_jump_as_one_group():
     assert np.sum(lp.a ** 2 + (lp.W ** 2).sum(1)) == pytest.approx(lp.norm_sq(), rel=1e-14)
     with pytest.raises(AssertionError):
         assert algorithm.algorithm1(y, M, s, merge_identical=False).tie is None
+
+
+def test_find_instances_satisfy_assumption4_and_separation():
+    """Draw selection with Algorithm 1: Assumption 4 holds and jumps are >= gap apart, before t_max."""
+    found = algorithm.find_instances(5, 3, 16, 4, "abs_gaussian", "positive", gap=0.3, t_max=30.0)
+    assert len(found) == 3 and [k for k, _ in found] == sorted(k for k, _ in found)
+    for k, (y, U, s, M) in found:
+        lp = algorithm.algorithm1(y, M, s)
+        assert lp.uncovered.size == 0 and lp.tie is None and algorithm.merged_groups(lp) == 0
+        assert algorithm.min_gap(lp) >= 0.3 and lp.times[-1] <= 30.0

@@ -49,3 +49,12 @@ def test_half_coverage_threshold_near_two_log2n():
     for k in (6, 10, 14):
         mh = coverage.half_coverage_width(2 ** (k - 1), 2 ** (k - 1))
         assert 2 * k <= mh <= 2 * k + 4
+
+
+def test_coverage_study_small():
+    """Proposition 2 on a small grid: Monte Carlo within 4.5 standard errors of the formula, threshold slope ~ 2."""
+    study = coverage.coverage_study(np.random.default_rng(3), 1000, ns=(16, 64), ms=np.arange(4, 30, 4),
+                                    log2n=np.arange(4, 12))
+    assert study.z_exact < 4.5 and study.z_bound < 4.5
+    assert 1.7 <= study.threshold_slope <= 2.3
+    assert set(study.mc) == {16, 64} and study.mc[16].shape == study.ms.shape

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from stagewise.core.parameters import ParameterError
+from stagewise.numerics.flows import DivergenceError
 from stagewise.relu_orthogonal import algorithm, data, diagnostics, training
 
 
@@ -70,7 +70,7 @@ def test_rotation_invariance():
 
 def test_gd_follows_algorithm1_at_small_lambda():
     """Theorem 2: at small lambda GD jumps in Algorithm 1's order, at its times (O(1/log(1/lambda))), fits its sets and reaches Eq. (15)'s norm."""
-    inst = data.find_instances(0, 1, 16, 4, "abs_gaussian", "positive", gap=0.5, t_max=30)
+    inst = algorithm.find_instances(0, 1, 16, 4, "abs_gaussian", "positive", gap=0.5, t_max=30)
     (_, (y, U, s, M)), = inst
     L, eta = 200.0, 0.2
     lp = algorithm.algorithm1(y, M, s, eta=eta)
@@ -87,11 +87,11 @@ def test_gd_follows_algorithm1_at_small_lambda():
 
 
 def test_divergence_names_parameter():
-    """Divergence (NaN/overflow) stops GD with a one-line error naming the step-size parameter."""
+    """Divergence (NaN/overflow) stops GD with the shared one-line DivergenceError naming the step-size parameter."""
     # ReLU GD with a too-large step usually kills neurons instead of diverging; overflow of the loss
     # (labels of size 1e200) exercises the same NaN/overflow detection
     y, U, s, M, ll = _state(log_lam=0.0)
     y = 1e200 * np.abs(y)
     Ub, bb, lb = training.balanced_state(np.abs(U), np.ones_like(s), 0.0)
-    with pytest.raises(ParameterError, match="parameter fig1_lr"):
+    with pytest.raises(DivergenceError, match="parameter fig1_lr=5: training diverged"):
         training.gd_numba(y[None], Ub[None], bb[None], lb[None], np.array([5.0]), 2.0, np.array([2000]), eta_name="fig1_lr")

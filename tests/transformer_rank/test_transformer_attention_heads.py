@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from stagewise.transformer_rank.attention_heads import extraction_error, head_matrices
+from stagewise.transformer_rank.attention_heads import extraction_error, head_matrices, rank_tail
 from stagewise.transformer_rank.initialization import init_params
 from stagewise.transformer_rank.model import attention
 from transformer_problem import rand as _rand, tiny as _tiny
@@ -39,5 +39,12 @@ def test_extraction_matches_direct_per_head_forward():
 def test_extraction_error_small():
     """Paper eq. (1): logits rebuilt from head_matrices match the ViT's own first-layer logits."""
     cfg = _tiny()
-    p = init_params(cfg, [1.0, 0.5], seed=0)
+    p = init_params(cfg, [1.0, 0.5], 0)
     assert extraction_error(p, cfg, _rand(3, cfg.tokens, cfg.inputs), replica=1) < 1e-5
+
+
+def test_rank_tail_is_round_off():
+    """Proposition prop-transformer-rank-bound on fused weights: sigma_{d_h+1} / sigma_1 is round-off."""
+    H, dh, D = 2, 3, 10
+    assert rank_tail(_rand(2, 3 * H * dh, D), _rand(2, D, H * dh, seed=1), H, dh) < 1e-12
+    assert rank_tail(_rand(3 * 2 * 8, 8), _rand(8, 2 * 8, seed=1), 2, 8) == 0.0     # d_h >= D: no tail

@@ -1,7 +1,40 @@
-"""Tests of stagewise.transformer_rank.experiments (helpers of the claims of Assumption asm-transformer-rank-claims)."""
-from stagewise.transformer_rank.experiments import quarter_index
+"""Tests of stagewise.transformer_rank.experiments on a tiny setting (the drivers of the claims of
+Assumption asm-transformer-rank-claims), and of the quarter-of-training helper of claim (b)."""
+import pytest
+import torch
+
+from stagewise.transformer_rank.experiments import quarter_index, run_vit
+from transformer_problem import TINY_VIT, tiny_runs as _tiny_runs
 
 
 def test_quarter_index():
     """Claim (b) compares the end with the checkpoint nearest a quarter of training."""
     assert quarter_index([0, 1, 5, 24, 50, 100]) == 3
+
+
+@pytest.fixture(scope="module")
+def tiny_runs():
+    return _tiny_runs()
+
+
+def test_run_vit_replicas_and_spectra(tiny_runs):
+    """Claims (a)-(c) setup: Adam at every scale (plus 1) and one SGD replica at scale 1, spectra per checkpoint."""
+    vit, _ = tiny_runs
+    assert vit.scales == [0.1, 1.0, 1.0] and vit.optimizers == ["adam", "adam", "sgd"]
+    assert (vit.adam_default, vit.sgd) == (1, 2) and len(vit.accuracy) == 3
+    assert vit.spectra.delta_kq.shape == (len(vit.result.steps), 3, 1, 2, 8)
+    assert vit.result.steps[-1] == TINY_VIT.steps
+
+
+def test_run_vit_is_a_function_of_its_stream():
+    """The same random stream gives the same run; another stream gives another."""
+    again = [run_vit(TINY_VIT, 0, torch.Generator().manual_seed(k), torch.device("cpu")).result.losses
+             for k in (0, 0, 1)]
+    assert torch.equal(again[0], again[1]) and not torch.equal(again[0], again[2])
+
+
+def test_run_gpt(tiny_runs):
+    """Claim (b), GPT-2 analogue: one replica, finite held-out loss, spectra per checkpoint."""
+    _, gpt = tiny_runs
+    assert gpt.spectra.delta_vo.shape[:4] == (len(gpt.result.steps), 1, 1, 2)
+    assert 0 < gpt.test_loss < 10

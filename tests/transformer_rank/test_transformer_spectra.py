@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from stagewise.transformer_rank.spectra import checkpoint_spectra, stable_rank
+from stagewise.numerics.spectra import stable_rank
+from stagewise.transformer_rank.spectra import checkpoint_spectra
 from transformer_problem import rand as _rand, train_tiny
 
 

@@ -12,11 +12,13 @@ Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
 ``thm-conservation-laws-balancedness``    ``models.Family.invariant`` (every family),
 (Theorem: Balancedness, Du, Hu & Lee       ``gradient_flow.gradient_flow_study``,
 2018, Thm 2.1)                             ``gradient_flow.gradient_flow_field``,
-                                           ``trajectory.max_drift``
+                                           ``trajectory.max_drift``, ``experiments.flow_experiment``
 ``thm-conservation-laws-one-step``         ``one_step_law.one_step_change``,
 (Proposition: One gradient-descent step)   ``one_step_law.diagonal_product_law``,
                                            ``gradient_descent.gd_drift_study``,
-                                           ``trajectory.loglog_slope``
+                                           ``experiments.one_step_experiment``,
+                                           ``experiments.descent_experiment`` (drift slopes by
+                                           ``stagewise.numerics.fits.loglog_slope``)
 ``thm-conservation-laws-diagonal``         ``models.FAMILIES["diagonal"]`` (``u_i^2 - v_i^2``),
 (Corollary: Diagonal networks)             ``one_step_law.diagonal_product_law``
 ``thm-conservation-laws-linear``           ``models.FAMILIES["linear"]``
@@ -24,7 +26,8 @@ Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
 ``thm-conservation-laws-relu``             ``models.FAMILIES["relu"]`` (``a_j^2 - ||w_j||^2``;
 (Corollary: Two-layer ReLU networks)       ``FAMILIES["tanh"]`` is the non-homogeneous counterexample)
 ``thm-conservation-laws-deep``             ``models.FAMILIES["deep_relu"]``,
-(Corollary: Deep ReLU networks)            ``gradient_descent.gd_drift_study`` (layer norms)
+(Corollary: Deep ReLU networks)            ``gradient_descent.gd_drift_study`` (layer norms),
+                                           ``experiments.layer_growth``
 ========================================  ======================================================
 
 Modules:
@@ -32,9 +35,11 @@ Modules:
 * ``models`` — the five model families (forward maps, parameter shapes) and their invariants.
 * ``problem`` — the regression problem: orthogonal data, Gaussian initialization, square loss, gradient.
 * ``one_step_law`` — the exact one-step change ``eta^2 Q(grad)`` and the diagonal product law.
-* ``trajectory`` — invariant records along a run, their drift and its log-log slope.
+* ``trajectory`` — invariant records along a run and their drift ``max_t |I(t) - I(0)|``.
 * ``gradient_flow`` — gradient flow by an adaptive ODE solver (DOP853).
 * ``gradient_descent`` — gradient descent batched over step sizes and seeds over one time horizon.
+* ``experiments`` — the chapter's experiments, each returning a dataclass the notebook records and checks.
+* ``figures`` — the chapter's three figures.
 * ``parameters`` — the chapter's cross-parameter validator ``check_parameters``.
 * ``reference`` — plain per-problem loops that the benchmark compares the batched code against.
 

@@ -11,6 +11,18 @@ from stagewise.conservation_laws.trajectory import Trajectory
 from stagewise.numerics.flows import gradient_descent_batched
 
 
+def batch_over_step_sizes(params0: Params, etas: list[float]) -> tuple[Params, torch.Tensor]:
+    """The seeds' parameters repeated once per step size, and the matching step sizes.
+
+    Row ``e * S + s`` of the batch is seed ``s`` of ``params0`` (``S`` seeds) with step size
+    ``etas[e]``; returns ``(params, eta)`` with ``eta`` of shape ``(E * S,)``.
+    """
+    seeds = params0[0].shape[0]
+    batched = [p.repeat(len(etas), *([1] * (p.dim() - 1))) for p in params0]
+    eta = torch.tensor(etas, dtype=params0[0].dtype, device=params0[0].device).repeat_interleave(seeds)
+    return batched, eta
+
+
 def gd_drift_study(family: Family, data: Data, params0: Params, etas: list[float], horizon: float,
                    n_records: int = 100, progress=None) -> Trajectory:
     """Gradient descent for every (step size, seed) pair in one batched loop.
@@ -18,11 +30,11 @@ def gd_drift_study(family: Family, data: Data, params0: Params, etas: list[float
     Each step size covers the same gradient-flow time ``horizon`` (``round(horizon / eta)``
     steps); records the invariants, shape ``(T, E, S, K)``, and the squared Frobenius norm of
     every parameter tensor, shape ``(T, E, S, n_tensors)`` (the layers of Corollary
-    ``prf:thm-conservation-laws-deep`` for the deep ReLU network).
+    ``prf:thm-conservation-laws-deep`` for the deep ReLU network). Divergence raises
+    :class:`stagewise.numerics.flows.DivergenceError` naming the parameter ``etas``.
     """
     seeds = params0[0].shape[0]
-    batched = [p.repeat(len(etas), *([1] * (p.dim() - 1))) for p in params0]
-    eta = torch.tensor(etas, dtype=params0[0].dtype, device=params0[0].device).repeat_interleave(seeds)
+    batched, eta = batch_over_step_sizes(params0, etas)
     n_inv = family.invariant(params0).shape[-1]
 
     def record(p: Params) -> torch.Tensor:

@@ -11,27 +11,14 @@ from stagewise.conservation_laws.models import Family, Params
 from stagewise.conservation_laws.problem import Data, gradients
 from stagewise.conservation_laws.trajectory import Trajectory
 from stagewise.numerics.flows import integrate_flow
-
-
-def flatten(params: Params) -> torch.Tensor:
-    """Concatenate parameters into one (B, P) tensor (for the ODE solver)."""
-    return torch.cat([p.reshape(p.shape[0], -1) for p in params], dim=1)
-
-
-def unflatten(flat: torch.Tensor, like: Params) -> Params:
-    """Inverse of :func:`flatten`, with the shapes of ``like``."""
-    out, start = [], 0
-    for p in like:
-        size = p[0].numel()
-        out.append(flat[:, start:start + size].reshape(flat.shape[0], *p.shape[1:]))
-        start += size
-    return out
+from stagewise.numerics.params import flatten_batched, unflatten_batched
 
 
 def gradient_flow_field(family: Family, like: Params, data: Data) -> Callable[[torch.Tensor], torch.Tensor]:
-    """The vector field ``-grad L`` of Theorem ``prf:thm-conservation-laws-balancedness``, on flattened parameters."""
+    """The vector field ``-grad L`` of Theorem ``prf:thm-conservation-laws-balancedness``, on
+    parameters flattened to ``(B, P)`` (:func:`stagewise.numerics.params.flatten_batched`)."""
     def field(flat: torch.Tensor) -> torch.Tensor:
-        return -flatten(gradients(family, unflatten(flat, like), data))
+        return -flatten_batched(gradients(family, unflatten_batched(flat, like), data))
     return field
 
 
@@ -41,10 +28,10 @@ def gradient_flow_study(family: Family, data: Data, params0: Params, horizon: fl
 
     Returns the invariants at ``n_records + 1`` equally spaced times in ``[0, horizon]``,
     shape ``(T, 1, S, K)``, and no layer norms (Theorem ``prf:thm-conservation-laws-balancedness``:
-    they stay constant up to solver error for the homogeneous families).
+    the invariants stay constant up to solver error for the homogeneous families).
     """
     times = np.linspace(0.0, horizon, n_records + 1)
-    states = integrate_flow(gradient_flow_field(family, params0, data), flatten(params0), times,
+    states = integrate_flow(gradient_flow_field(family, params0, data), flatten_batched(params0), times,
                             rtol=rtol, atol=rtol * 1e-2)
-    invariants = torch.stack([family.invariant(unflatten(s, params0)) for s in states])
+    invariants = torch.stack([family.invariant(unflatten_batched(s, params0)) for s in states])
     return Trajectory(times, invariants[:, None])

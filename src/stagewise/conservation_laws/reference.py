@@ -6,6 +6,7 @@ import torch
 
 from stagewise.conservation_laws.models import Family, Params
 from stagewise.conservation_laws.problem import Data, loss
+from stagewise.numerics.params import flatten_batched
 
 
 def gradient_descent_reference(family: Family, data: Data, params0: Params, etas: list[float],
@@ -14,7 +15,8 @@ def gradient_descent_reference(family: Family, data: Data, params0: Params, etas
 
     Runs ``round(horizon / eta)`` plain GD steps for every step size and every seed of
     ``params0`` and returns the final parameters flattened, one row per (step size, seed),
-    step size major: the same rows as :func:`stagewise.conservation_laws.gradient_descent.gd_drift_study`'s batch.
+    step size major: the rows of
+    :func:`stagewise.conservation_laws.gradient_descent.batch_over_step_sizes`.
     """
     finals = []
     for eta in etas:
@@ -25,5 +27,5 @@ def gradient_descent_reference(family: Family, data: Data, params0: Params, etas
                 with torch.no_grad():
                     for x, g in zip(p, grads):
                         x -= eta * g
-            finals.append(torch.cat([x.detach().flatten(1) for x in p], 1))
+            finals.append(flatten_batched(p).detach())
     return torch.cat(finals)

@@ -1,5 +1,4 @@
-"""Records of the invariants along a run, and the two numbers read off them: the drift
-``max_t |I(t) - I(0)|`` and its log-log slope in the step size."""
+"""Records of the invariants along a run, and the drift ``max_t |I(t) - I(0)|`` read off them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,9 +25,3 @@ def max_drift(invariants: torch.Tensor) -> torch.Tensor:
     (Proposition ``prf:thm-conservation-laws-one-step``).
     """
     return (invariants - invariants[:1]).abs().amax(dim=(0, 2))
-
-
-def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (1 for the drift of Proposition
-    ``prf:thm-conservation-laws-one-step``)."""
-    return float(np.polyfit(np.log(np.asarray(x, float)), np.log(np.asarray(y, float)), 1)[0])

@@ -12,19 +12,23 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
     ex-diagonal-incremental-transformer  Example 3.2      attention.DiagonalAttention, attention.attention_output,
                                                           attention.make_teacher_problem, plateaus.support_counts
     lem-diagonal-incremental-conservation Lemma 4.2       flow.log_scale_flow, flow.beta_of_b, flow.weights_from_b,
-                                                          flow.normalize_init
-    prop-diagonal-incremental-gd         GD identity      descent.gradient_descent
+                                                          flow.normalize_init, descent.conservation_study
+    prop-diagonal-incremental-gd         GD identity      descent.descend, descent.gradient_descent,
+                                                          descent.identity_error, descent.conservation_study
     alg-diagonal-incremental-alg1        Algorithm 1      algorithm.algorithm1, algorithm.time_until_active,
                                                           algorithm.train_active, closed_forms.closed_form_orthogonal
-    thm-diagonal-incremental-main        Theorem 4.1      flow.log_scale_flow, plateaus.transition_times,
-                                                          plateaus.richardson, plateaus.count_plateaus,
-                                                          plateaus.plateau_midpoints, plateaus.support_counts
-    lem-diagonal-incremental-d4          Lemma D.4        algorithm.train_active (dropped coordinates),
-                                                          algorithm.time_until_active, networks.LinearDiagonal
+    thm-diagonal-incremental-main        Theorem 4.1      staircase.flow_study, staircase.transition_study,
+                                                          staircase.plateau_study, staircase.log_scale_study,
+                                                          plateaus.transition_times, plateaus.count_plateaus,
+                                                          plateaus.plateau_midpoints, numerics.fits.inverse_log_fit
+    lem-diagonal-incremental-d4          Lemma D.4        correlated.correlated_study, algorithm.train_active
+                                                          (dropped coordinates), algorithm.time_until_active
     asm-diagonal-incremental-43          Assumption 4.3   algorithm.algorithm1 (race margins, ties),
                                                           flow.normalize_init (|u_i(0)| != |v_i(0)|)
-    asm-diagonal-incremental-44          Assumption 4.4   networks.restricted_hessian_min, descent.perturbation_runs
+    asm-diagonal-incremental-44          Assumption 4.4   networks.restricted_hessian_min,
+                                                          assumptions.perturbation_study
     asm-diagonal-incremental-45          Assumption 4.5   assumptions.stage_b_spread
+    (the three assumptions together: assumptions.assumption_study)
 
 Modules:
 
@@ -32,11 +36,14 @@ Modules:
     networks      the DiagonalModel interface (Ltilde, g = -grad Ltilde), diagonal linear network, restricted Hessian
     attention     the diagonal attention head of Example 3.2 (analytic g, numba on CPU) and its teacher instance
     algorithm     Algorithm 1: the race of stage (A) and the balanced flow of stage (B); Stage, DegenerateStageError
-    assumptions   Assumption 4.5 in practice: stage (B) rerun from other seeds and jitters
     closed_forms  Algorithm 1 in closed form for Sigma = I
     flow          exact gradient flow at small initialization through b = log_alpha(u + v)
-    descent       plain gradient descent on (u, v) with the exact conservation identity; perturbation runs
-    plateaus      measured staircase: transition times, extrapolation in 1/log(1/alpha), plateau counts, supports
+    descent       plain gradient descent on (u, v) with the exact conservation identity; the conservation study
+    plateaus      measured staircase primitives: transition times, plateau counts, midpoints, supports
+    staircase     Theorem 4.1 measured: Algorithm 1 vs the exact flow (times, extrapolation, plateaus, b^k)
+    correlated    Lemma D.4's correlated example: a coordinate leaves and re-enters with the opposite sign
+    assumptions   Assumptions 4.3-4.5 in practice: margins, Hessians, stage (B) reruns, perturbations
     full_head     beyond the theory: one attention head with full weight matrices
+    figures       the chapter's figures and its table of stages
     reference     plain references for the benchmark and tests (autograd g, one GD run at a time)
 """

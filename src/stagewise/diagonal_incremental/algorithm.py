@@ -61,7 +61,7 @@ def train_active(model: DiagonalModel, beta0: np.ndarray, active: np.ndarray, *,
     ``resid = max |g_j(beta)|`` over the remaining support; raises :class:`DegenerateStageError` naming
     ``stage`` if it does not converge.
     """
-    device = getattr(model, "X", getattr(model, "sigma", None)).device
+    device = model.device
     active = np.asarray(sorted(active))
     sign = np.sign(beta0[active])
     z = np.log(np.abs(beta0[active]))
@@ -124,7 +124,7 @@ def algorithm1(model: DiagonalModel, *, max_stages: int = 50, g_tol: float = 1e-
     """
     p = model.p
     to = lambda x: torch.from_numpy(x)[None]  # noqa: E731
-    dev = device if device is not None else getattr(model, "X", getattr(model, "sigma", None)).device
+    dev = device if device is not None else model.device
     beta = np.zeros(p)
     b = np.ones(p) if b0 is None else np.asarray(b0, dtype=float).copy()
     T = 0.0

@@ -43,6 +43,10 @@ class DiagonalAttention(DiagonalModel):
         self.d = int(self.X.shape[-1])
         self.p = 2 * self.d
 
+    @property
+    def device(self) -> torch.device:
+        return self.X.device
+
     def loss(self, beta: torch.Tensor) -> torch.Tensor:
         r = attention_output(self.X, beta) - self.Y
         return 0.5 * r.pow(2).sum(dim=(1, 2, 3)) / self.X.shape[0]
@@ -118,6 +122,11 @@ def _attention_g_numba(X, Y, beta):  # pragma: no cover - compiled
                     for k in range(d):
                         out[b, k] -= ds * X[s, i, k] * X[s, j, k]
     return out
+
+
+def problem_size(scale: str) -> tuple[int, int, int]:
+    """``(samples N, tokens n, dimension d)`` of the chapter's toy (``"toy"``) or the paper's size (``"paper"``)."""
+    return (100, 6, 10) if scale == "toy" else (1000, 10, 50)
 
 
 def make_teacher_problem(n_samples: int, n_tokens: int, d: int, n_kq: int, n_vo: int, seed: int,

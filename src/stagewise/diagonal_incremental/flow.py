@@ -38,19 +38,21 @@ def beta_of_b(b: torch.Tensor, L: torch.Tensor, log_c: torch.Tensor) -> torch.Te
 
 def log_scale_flow(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray, tau: np.ndarray,
                    rtol: float = 1e-8, atol: float = 1e-10, device="cpu", method: str = "LSODA",
-                   batched: bool | None = None):
+                   batched: bool | None = None, max_step: float = np.inf):
     """Exact gradient flow (Lemma 4.2, eqs. 6-7 and 14: ``db/dtau = -g``) for every ``alpha``, in rescaled time
     ``tau``; returns the dict of :func:`_log_scale_flow_batch`.
 
     ``batched=True`` integrates all alphas as one ODE (best on a GPU, where one evaluation of ``g`` for all
     rows costs about as much as for one); ``batched=False`` integrates one ODE per alpha (best on a CPU:
     the adaptive steps of each alpha are then not forced on the others).  Default: batched on CUDA only.
+    ``max_step`` caps the solver's step in ``tau``: across a long plateau LSODA can grow its step so far that
+    it jumps over a transition onto a diverging branch (the loss then rises, which gradient flow cannot do).
     """
     if batched is None:
         batched = torch.device(device).type == "cuda"
     if batched or len(alphas) == 1:
-        return _log_scale_flow_batch(model, alphas, u0, v0, tau, rtol, atol, device, method)
-    parts = [_log_scale_flow_batch(model, [a], u0, v0, tau, rtol, atol, device, method) for a in alphas]
+        return _log_scale_flow_batch(model, alphas, u0, v0, tau, rtol, atol, device, method, max_step)
+    parts = [_log_scale_flow_batch(model, [a], u0, v0, tau, rtol, atol, device, method, max_step) for a in alphas]
 
     def dense(t: float) -> torch.Tensor:
         return torch.cat([q["dense"](t) for q in parts], dim=0)
@@ -62,7 +64,7 @@ def log_scale_flow(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray,
 
 
 def _log_scale_flow_batch(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray, tau: np.ndarray,
-                          rtol: float, atol: float, device, method: str):
+                          rtol: float, atol: float, device, method: str, max_step: float = np.inf):
     """Exact gradient flow for every ``alpha`` at once, in rescaled time ``tau`` (one batched ODE).
 
     State ``b`` of shape ``(len(alphas), p)``; ``b(0) = 1 + log(u_0 + v_0) / log(alpha)`` (normalised init).
@@ -86,7 +88,7 @@ def _log_scale_flow_batch(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.n
         return -model.g(beta_np(y)[0]).cpu().numpy().reshape(-1)
 
     sol = solve_ivp(rhs, (0.0, float(tau[-1])), b0.reshape(-1), method=method, rtol=rtol, atol=atol,
-                    dense_output=True)
+                    dense_output=True, max_step=max_step)
     if not sol.success:
         raise RuntimeError(f"log-scale gradient flow failed: {sol.message}; loosen ode_rtol")
     bs = sol.sol(tau).T.reshape(len(tau), B, p)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -27,11 +28,37 @@ def full_head_teacher(n_samples: int, n_tokens: int, d: int, svals_kq, svals_vo,
     return X.to(device), Y.to(device), M_kq.to(device), M_vo.to(device)
 
 
-def full_head_gd(X, Y, alpha: float, eta: float, n_steps: int, seed: int, record_every: int = 10):
-    """GD on ``W_K, W_Q, W_V, W_O`` (all ``d x d``) from ``alpha * N(0, 1/d)``; records the singular values
-    of ``W_K W_Q^T`` and ``W_V W_O^T`` and the loss against ``tau = eta * step / log(1/alpha)``."""
+@dataclass
+class FullHeadRun:
+    """Records of :func:`full_head_gd`: rescaled time ``tau``, ``loss``, and the singular values ``s_kq``,
+    ``s_vo`` ``(records, d)`` of ``W_K W_Q^T`` and ``W_V W_O^T`` (descending)."""
+
+    tau: np.ndarray
+    loss: np.ndarray
+    s_kq: np.ndarray
+    s_vo: np.ndarray
+
+    def count(self, threshold: float = 0.05) -> np.ndarray:
+        """Number of singular values of both products above ``threshold``, per record."""
+        return (self.s_kq > threshold).sum(1) + (self.s_vo > threshold).sum(1)
+
+    def max_jump(self, threshold: float = 0.05) -> int:
+        """Largest rise of :meth:`count` between two records (1: one singular value at a time)."""
+        return int(np.diff(self.count(threshold)).max())
+
+    def sv_err(self, svals_kq, svals_vo) -> float:
+        """Largest distance of the final top singular values to the teacher's."""
+        return float(max(np.abs(self.s_kq[-1, :len(svals_kq)] - svals_kq).max(),
+                         np.abs(self.s_vo[-1, :len(svals_vo)] - svals_vo).max()))
+
+
+def full_head_gd(X, Y, alpha: float, eta: float, n_steps: int, generator: torch.Generator,
+                 record_every: int = 10) -> FullHeadRun:
+    """GD on ``W_K, W_Q, W_V, W_O`` (all ``d x d``) from ``alpha * N(0, 1/d)`` drawn from ``generator``
+    (beyond Theorem 4.1: paper v1, Fig. 2d-f); records the singular values of ``W_K W_Q^T`` and
+    ``W_V W_O^T`` and the loss against ``tau = eta * step / log(1/alpha)``."""
     d = X.shape[-1]
-    gen = torch.Generator().manual_seed(seed + 1)
+    gen = generator
     Ws = [(alpha * torch.randn(d, d, generator=gen, dtype=torch.float64) / math.sqrt(d)).to(X.device)
           .requires_grad_(True) for _ in range(4)]
     N = X.shape[0]
@@ -54,4 +81,4 @@ def full_head_gd(X, Y, alpha: float, eta: float, n_steps: int, seed: int, record
                 W -= eta * G
         if step % 100 == 0:
             assert_finite("full_eta", eta, step, *Ws)
-    return {"tau": np.array(taus), "loss": np.array(losses), "s_kq": np.array(s_kq), "s_vo": np.array(s_vo)}
+    return FullHeadRun(np.array(taus), np.array(losses), np.array(s_kq), np.array(s_vo))

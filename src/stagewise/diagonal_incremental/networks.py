@@ -22,6 +22,11 @@ class DiagonalModel(ABC):
 
     p: int
 
+    @property
+    @abstractmethod
+    def device(self) -> torch.device:
+        """The device of the model's tensors (where ``beta`` must live)."""
+
     @abstractmethod
     def loss(self, beta: torch.Tensor) -> torch.Tensor:
         """The reduced loss of each row of ``beta``, shape ``(B,)``."""
@@ -50,6 +55,10 @@ class LinearDiagonal(DiagonalModel):
 
     def __post_init__(self):
         self.p = int(self.beta_star.numel())
+
+    @property
+    def device(self) -> torch.device:
+        return self.sigma.device
 
     def loss(self, beta: torch.Tensor) -> torch.Tensor:
         r = beta - self.beta_star

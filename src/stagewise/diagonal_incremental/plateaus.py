@@ -1,4 +1,6 @@
-"""Observables of the staircase of Theorem 4.1: transition times, plateau counts, supports, extrapolation."""
+"""Observables of the staircase of Theorem 4.1: transition times, plateau counts, midpoints, supports.
+
+The extrapolation of transition times in ``1/log(1/alpha)`` is ``stagewise.numerics.fits.inverse_log_fit``."""
 from __future__ import annotations
 
 import math
@@ -28,14 +30,6 @@ def transition_times(tau: np.ndarray, loss: np.ndarray, levels, dense_loss=None,
         times.append(0.5 * (lo + hi))
         start = j
     return times
-
-
-def richardson(alphas, times, order: int = 2):
-    """Extrapolate a transition time to ``alpha -> 0`` (the limit ``T_k`` of Theorem 4.1): fit
-    ``tau_k(alpha) = T + sum_{j=1..order} C_j / log(1/alpha)^j`` (least squares) and return ``T``."""
-    x = 1.0 / -np.log(np.asarray(alphas, float))
-    A = np.vander(x, order + 1, increasing=True)
-    return float(np.linalg.lstsq(A, np.asarray(times, float), rcond=None)[0][0])
 
 
 def count_plateaus(tau: np.ndarray, loss: np.ndarray, rel_drop: float = 0.2, window: float = 0.05,

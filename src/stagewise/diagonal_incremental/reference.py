@@ -2,10 +2,12 @@
 tests compare the fast paths against: autograd for ``g`` (eq. 4) and one gradient-descent run at a time."""
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 import torch
 
-from stagewise.diagonal_incremental.descent import gradient_descent
+from stagewise.diagonal_incremental.descent import DescentRun, gradient_descent
 from stagewise.diagonal_incremental.networks import DiagonalModel
 
 
@@ -17,10 +19,11 @@ def g_reference(model: DiagonalModel, beta: torch.Tensor) -> torch.Tensor:
 
 
 def gradient_descent_reference(model: DiagonalModel, u0: np.ndarray, v0: np.ndarray, alphas, etas, n_steps: int,
-                               record_every: int = 10, device="cpu") -> dict:
+                               record_every: int = 10, device="cpu") -> DescentRun:
     """The GD of Proposition prop-diagonal-incremental-gd run one (alpha, eta) row at a time (a Python loop
-    over runs), for comparison with the batched :func:`descent.gradient_descent`; same dict, rows stacked."""
+    over runs), for comparison with the batched :func:`descent.gradient_descent`; same record, rows stacked."""
     alphas, etas = np.broadcast_arrays(np.asarray(alphas, float), np.asarray(etas, float))
     runs = [gradient_descent(model, u0, v0, [a], [e], n_steps, record_every=record_every, device=device)
             for a, e in zip(alphas, etas)]
-    return {key: np.concatenate([r[key] for r in runs], axis=0) for key in runs[0]}
+    return DescentRun(**{f.name: np.concatenate([getattr(r, f.name) for r in runs], axis=0)
+                         for f in fields(DescentRun)})

@@ -11,24 +11,31 @@ Statements of the chapter (``prf`` labels) and the functions implementing them:
 
 ====================================  ====================================================================
 ``def-escape-speed-localized``        ``network.localized_loss``, ``network.forward``, ``network.mse_loss``
-``lem-escape-speed-homogeneity``      ``network.localized_loss``, ``network.speed_and_grad`` (Euler's identity)
-``def-escape-speed-escape``           ``network.speed``, ``ascent.projected_ascent``, ``ascent.kkt_residual``,
-                                      ``ascent.power_iteration``, ``gradient_descent.direction_speed``
-``prop-escape-speed-closed``          ``closed_forms.one_layer_speed`` (i), ``closed_forms.linear_speed`` and
-                                      ``closed_forms.linear_chain`` (ii), ``closed_forms.shallow_speed`` (iii),
-                                      ``closed_forms.neuron_speed`` (iii, iv)
+``lem-escape-speed-homogeneity``      ``network.localized_loss``, ``network.speed_and_grad``,
+                                      ``network.homogeneity_error`` (Euler's identity)
+``def-escape-speed-escape``           ``network.speed``, ``network.direction``, ``ascent.projected_ascent``,
+                                      ``ascent.kkt_residual``, ``ascent.perturbation_gain``, ``ascent.power_iteration``,
+                                      ``gradient_descent.direction_speed``, ``gradient_descent.alignment``
+``prop-escape-speed-closed``          ``closed_forms.one_layer_speed`` (i), ``closed_forms.linear_speed``,
+                                      ``closed_forms.linear_chain``, ``closed_forms.rank_one_chain`` and
+                                      ``closed_forms.linear_study`` (ii), ``closed_forms.shallow_speed`` (iii),
+                                      ``closed_forms.neuron_speed`` (iii, iv), ``deepening.DepthStudy.norm_bound_ok`` (v)
 ``prop-escape-speed-ex1``             ``problems.example1_data``, ``closed_forms.rank_one_speed_eq6`` (a),
-                                      ``closed_forms.rank_two_construction`` (b), ``gradient_descent.gd_width_sweep``
-``prop-escape-speed-depth``           ``deepening.deepen``, ``deepening.escape_by_depth``
+                                      ``closed_forms.rank_two_construction`` (b), ``example1.rank_one_scan``,
+                                      ``example1.ascent_width_sweep``, ``example1.gd_success``
+``prop-escape-speed-depth``           ``deepening.deepen``, ``deepening.deepening_check``, ``deepening.escape_by_depth``,
+                                      ``deepening.depth_study``
 ``prop-escape-speed-merge``           ``deepening.merge_most_linear`` (and the backward pass of ``escape_by_depth``)
 ``thm-escape-speed-lowrank``          ``low_rank.thm31_constant``, ``low_rank.thm31_bound``,
-                                      ``low_rank.layer_diagnostics``; the digits trend: ``digits.train_digits``
-``prop-escape-speed-weak``            ``low_rank.prop34_sides``
+                                      ``low_rank.layer_diagnostics``, ``low_rank.optima_ranks``;
+                                      the digits trend: ``digits.train_digits``, ``digits.summarize``
+``prop-escape-speed-weak``            ``low_rank.prop34_sides``, ``low_rank.prop34_gap``
 ``prop-escape-speed-rank-one-input``  ``problems.near_rank_one_data``, ``low_rank.prop33_bound``,
-                                      ``low_rank.prop33_speed_bracket``
+                                      ``low_rank.prop33_speed_bracket``, ``low_rank.prop33_study``
 ``prop-escape-speed-explosion``       ``explosion.ode_scale``, ``explosion.escape_time``, ``explosion.blowup_time``,
-                                      ``explosion.flow``, ``closed_forms.single_neuron_escape``;
-                                      the escape-time law: ``gradient_descent.euler_escape``
+                                      ``explosion.flow``, ``explosion.aligned_flow``,
+                                      ``closed_forms.single_neuron_escape``; the escape-time law:
+                                      ``gradient_descent.euler_escape``, ``gradient_descent.escape_time_law``
 ====================================  ====================================================================
 
 Modules:
@@ -39,11 +46,14 @@ Modules:
 ``ascent``             batched normalized projected ascent on the product of spheres; certificates
 ``closed_forms``       closed-form speeds (linear, shallow, rank one, Example 1) and explicit directions
 ``problems``           the datasets ``(X, G)``: Example 1, circles, Gaussian, teacher, nearly rank-one
+``example1``           the Example 1 experiments: rank-one scan, width sweeps (ascent and GD)
 ``deepening``          Proposition 3.2's deepening, the reverse merge, and the depth continuation
 ``low_rank``           per-layer rank diagnostics, Theorem 3.1, Propositions 3.3 and 3.4
 ``explosion``          Proposition 2.2: the per-layer ODE, escape and blow-up times, gradient flow
-``gradient_descent``   gradient descent from small initialization (adaptive Euler, width sweep)
+``gradient_descent``   gradient descent from small initialization (adaptive Euler, width sweep,
+                       escape-time law, alignment with the optimum)
 ``digits``             the deep MLP on digit images (paper Figs 1, 3, 4)
+``figures``            the chapter's figures (one function per figure id)
 ``reference``          plain reference loops for the tests and ``benchmarks/bench_escape_speed.py``
 =====================  ==========================================================================
 """

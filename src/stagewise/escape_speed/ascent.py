@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from stagewise.escape_speed.network import Weights, normalize_layers, speed, speed_and_grad, sq_norm
-from stagewise.numerics.flows import DivergenceError
+from stagewise.escape_speed.network import Weights, direction, normalize_layers, speed, speed_and_grad
+from stagewise.numerics.flows import assert_finite
 
 
 @dataclass
@@ -39,7 +39,8 @@ def projected_ascent(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int, 
     ``eta_final`` so that iterates settle on the cusps (ReLU hinges) where optima sit.
     ``normalized=False`` uses the raw gradient (the variant that stalls at depth).
     The best iterate of each restart is kept, so the result never decreases. ``eta`` may be a
-    tensor ``(R,)`` (one schedule per restart, e.g. small steps for warm starts).
+    tensor ``(R,)`` (one schedule per restart, e.g. small steps for warm starts). NaN or overflow
+    raises the shared :class:`~stagewise.numerics.flows.DivergenceError` naming ``pga_eta``.
     """
     eta0 = torch.as_tensor(eta, dtype=Ws[0].dtype, device=Ws[0].device).expand(Ws[0].shape[0])
     Ws = normalize_layers([W.detach().clone() for W in Ws])
@@ -55,8 +56,7 @@ def projected_ascent(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int, 
         else:
             Ws = normalize_layers([W + eta_t * gi for W, gi in zip(Ws, g)])
         s = speed(Ws, X, G, relu)
-        if not bool(torch.isfinite(s).all()):
-            raise DivergenceError(f"parameter pga_eta={float(eta0.max())}: projected ascent diverged (NaN/overflow) at step {t}; lower it")
+        assert_finite("pga_eta", float(eta0.max()), t, s)
         better = s > best_s
         best_s = torch.where(better, s, best_s)
         best_W = [torch.where(better[:, None, None], W, B) for W, B in zip(Ws, best_W)]
@@ -89,9 +89,7 @@ def kkt_residual(Ws: Weights, X: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
     have a large residual with the autograd convention ``sigma'(0) = 0``; it is then
     not a valid certificate (see :func:`perturbation_gain`).
     """
-    L = len(Ws)
-    scale = torch.sqrt(L / sq_norm(Ws))
-    rho = [W * scale[:, None, None] for W in Ws]
+    rho = direction(Ws)
     s, g = speed_and_grad(rho, X, G)  # g = grad(-L0)
     num = torch.sqrt(sum(((gi - s[:, None, None] * r) ** 2).sum(dim=(1, 2)) for gi, r in zip(g, rho)))
     den = torch.sqrt(sum((gi ** 2).sum(dim=(1, 2)) for gi in g)).clamp_min(1e-300)

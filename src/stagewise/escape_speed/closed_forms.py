@@ -5,11 +5,13 @@ nets) and Example 1 (paper Sec. 4: Eq. (6) and the rank-two construction of Eq. 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
 from stagewise.escape_speed.ascent import projected_ascent
-from stagewise.escape_speed.network import Weights, init_sphere
+from stagewise.escape_speed.network import Weights, init_sphere, speed
 
 
 def rank_one_speed_eq6(phi: np.ndarray) -> np.ndarray:
@@ -58,23 +60,33 @@ def one_layer_speed(X: torch.Tensor, G: torch.Tensor) -> float:
     return float(torch.linalg.matrix_norm(G @ X.T))
 
 
+def rank_one_chain(first_row: torch.Tensor, last_column: torch.Tensor, depth: int, width: int) -> Weights:
+    """A chain of rank-one layers through neuron 1 (Proposition "Closed forms" (ii), (iv)); a batch of one.
+
+    ``W_1 = e1 first_row^T``, ``depth - 2`` identity-like layers ``e1 e1^T`` and ``W_L = last_column e1^T``;
+    hidden ``width``. With unit vectors ``first_row`` and ``last_column`` every layer has ``|W_l|_F = 1``.
+    """
+    opts = dict(dtype=first_row.dtype, device=first_row.device)
+    Ws = [torch.zeros(1, width, first_row.shape[0], **opts)]
+    Ws[0][0, 0] = first_row
+    for _ in range(depth - 2):
+        E = torch.zeros(1, width, width, **opts)
+        E[0, 0, 0] = 1.0
+        Ws.append(E)
+    WL = torch.zeros(1, last_column.shape[0], width, **opts)
+    WL[0, :, 0] = last_column
+    Ws.append(WL)
+    return Ws
+
+
 def linear_chain(X: torch.Tensor, G: torch.Tensor, depth: int, width: int) -> Weights:
     """Proposition "Closed forms" (ii): the balanced rank-one chain along the top singular pair of ``-G X^T``.
 
     Every layer has ``|W_l|_F = 1``; with the identity activation its speed is ``sigma_max(G X^T)``.
-    A batch of one, on the CPU.
+    A batch of one, on the device of ``X``.
     """
     U, S, Vh = torch.linalg.svd(-(G @ X.T))
-    Ws = [torch.zeros(1, width, X.shape[0], dtype=X.dtype), ]
-    Ws[0][0, 0] = Vh[0]
-    for _ in range(depth - 2):
-        W = torch.zeros(1, width, width, dtype=X.dtype)
-        W[0, 0, 0] = 1.0
-        Ws.append(W)
-    W = torch.zeros(1, G.shape[0], width, dtype=X.dtype)
-    W[0, :, 0] = U[:, 0]
-    Ws.append(W)
-    return Ws
+    return rank_one_chain(Vh[0], U[:, 0], depth, width)
 
 
 def rank_two_construction(sign: float = -1.0) -> Weights:
@@ -113,13 +125,26 @@ def single_neuron_escape(X: torch.Tensor, G: torch.Tensor, depth: int, width: in
         exact = bool(torch.equal((pre > 0).to(X.dtype), act)) and float(pre.abs().min()) > 1e-9
         if exact:
             w = v
-    Ws = [torch.zeros(1, width, X.shape[0], dtype=X.dtype, device=X.device)]
-    Ws[0][0, 0] = w
-    for _ in range(depth - 2):
-        E = torch.zeros(1, width, width, dtype=X.dtype, device=X.device)
-        E[0, 0, 0] = 1.0
-        Ws.append(E)
-    WL = torch.zeros(1, 1, width, dtype=X.dtype, device=X.device)
-    WL[0, 0, 0] = a
-    Ws.append(WL)
-    return Ws, exact
+    return rank_one_chain(w, torch.tensor([a], dtype=X.dtype, device=X.device), depth, width), exact
+
+
+@dataclass
+class LinearStudy:
+    """Proposition "Closed forms" (ii) tested: the closed form, the solver's gap to it, the chain's gap."""
+    closed_form: float           # sigma_max(G X^T)
+    solver_gap: float            # max over depths of |s_hat / sigma_max - 1|, identity activation
+    chain_gap: float             # |speed of the rank-one chain - sigma_max|
+
+
+def linear_study(X: torch.Tensor, G: torch.Tensor, depths: tuple[int, ...], width: int, restarts: int, steps: int,
+                 eta: float, eta_final: float, generator: torch.Generator, chain_depth: int = 3) -> LinearStudy:
+    """Proposition "Closed forms" (ii): projected ascent with the identity activation at each depth, and the
+    balanced rank-one chain of depth ``chain_depth``, against ``s*_lin = sigma_max(G X^T)``."""
+    s_lin = linear_speed(X, G)
+    gap = 0.0
+    for L in depths:
+        W0 = init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], restarts, generator, X.device)
+        r = projected_ascent(W0, X, G, steps, eta, eta_final, relu=False)
+        gap = max(gap, abs(float(r.speeds.max()) / s_lin - 1))
+    chain = linear_chain(X, G, chain_depth, width)
+    return LinearStudy(s_lin, gap, abs(float(speed(chain, X, G, relu=False)[0]) - s_lin))

@@ -6,13 +6,15 @@ the estimate ``s_hat(L)`` over a list of depths.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from stagewise.escape_speed.ascent import projected_ascent
-from stagewise.escape_speed.low_rank import relu_deviation
+from stagewise.escape_speed.closed_forms import shallow_speed
+from stagewise.escape_speed.low_rank import layer_diagnostics, relu_deviation
 from stagewise.escape_speed.network import Weights, check_problem, forward, init_sphere, normalize_layers, speed
 
 
@@ -155,3 +157,58 @@ def _backward_pass(res: DepthResult, X: torch.Tensor, G: torch.Tensor, steps: in
         s = float(speed(deep, X, G)[0])
         if s > res.speeds[i]:
             res.optima[i], res.speeds[i] = deep, s
+
+
+@dataclass
+class DeepeningCheck:
+    """Proposition 3.2 on random networks: the largest speed the construction lost (at most rounding)."""
+    max_loss: float              # max over networks with positive speed of s(theta) - s(deepened), clamped at 0
+    n_positive: int              # networks with positive speed (the proposition's hypothesis)
+
+
+def deepening_check(X: torch.Tensor, G: torch.Tensor, widths: list[int], nets: int, k: int,
+                    generator: torch.Generator) -> DeepeningCheck:
+    """Proposition 3.2: deepen ``nets`` random networks (hidden ``widths``) by ``k`` layers, one at a time."""
+    W = init_sphere(X.shape[0], widths, G.shape[0], nets, generator, X.device)
+    before = speed(W, X, G)
+    after = torch.cat([speed(deepen([w[i:i + 1] for w in W], X, G, k=k), X, G) for i in range(nets)])
+    pos = before > 0
+    return DeepeningCheck(float((before - after)[pos].max().clamp_min(0)), int(pos.sum()))
+
+
+@dataclass
+class DepthStudy:
+    """The depth continuation (:func:`escape_by_depth`) on several datasets, with what the chapter checks."""
+    results: dict[str, DepthResult]
+    shallow: dict[str, float]    # s*(2) by the angle search (nan unless d_in = 2)
+    min_increment: float         # smallest s_hat(L+1) - s_hat(L) over datasets (Proposition 3.2: >= 0)
+    merge_gap: float             # largest speed lost by merging a linear hidden layer (-inf if none)
+    n_linear: int                # optima (L >= 3, positive speed) with a hidden layer of nu <= 1e-12
+    n_deep: int                  # optima at depths L >= 4
+    n_deep_linear: int           # of which with a linear hidden layer
+    norm_bound_ok: bool          # s_hat <= |X|_F |G|_F everywhere (Proposition "Closed forms" (v))
+
+
+def depth_study(data: dict[str, tuple[torch.Tensor, torch.Tensor]], depths: list[int], width: int, restarts: int,
+                steps: int, eta: float, eta_final: float, generator: torch.Generator, progress=None) -> DepthStudy:
+    """Proposition 3.2 and Proposition "Merging a linear layer" on every dataset ``name -> (X, G)`` of ``data``.
+
+    ``progress`` (optional) wraps the loop over datasets, e.g. ``run.progress``.
+    """
+    items = data.items() if progress is None else progress(data.items(), desc="depth continuation")
+    results, shallow = {}, {}
+    for name, (X, G) in items:
+        results[name] = escape_by_depth(X, G, depths, width, restarts, steps, eta, eta_final, generator)
+        shallow[name] = shallow_speed(X, G)[0] if X.shape[0] == 2 else float("nan")
+    mono = min(min(np.diff(r.speeds)) if len(r.speeds) > 1 else 0.0 for r in results.values())
+    merge_gap, n_linear, n_deep, n_deep_linear = -math.inf, 0, 0, 0
+    for name, r in results.items():
+        X, G = data[name]
+        for L, W, s_L in zip(r.depths, r.optima, r.speeds):
+            linear = L >= 3 and min(layer_diagnostics(W, X)["nu"]) <= 1e-12
+            n_deep, n_deep_linear = n_deep + (L >= 4), n_deep_linear + (L >= 4 and linear)
+            if linear and s_L > 0:
+                n_linear += 1
+                merge_gap = max(merge_gap, s_L - float(speed(merge_most_linear(W, X), X, G)[0]))
+    bound_ok = all(max(results[name].speeds) <= float(X.norm() * G.norm()) for name, (X, G) in data.items())
+    return DepthStudy(results, shallow, mono, merge_gap, n_linear, n_deep, n_deep_linear, bound_ok)

@@ -150,3 +150,35 @@ def second_plateau(run: DigitsRun, first_level: float, second_level: float) -> t
     i2 = first_below(run, second_level, after=i1)
     end = i2 if i2 is not None else len(run.loss) - 1
     return end - i1, float(run.time[end] - run.time[i1]), i2 is not None
+
+
+def escapes(run: DigitsRun, levels: tuple[float, float]) -> list[int | None]:
+    """``[first escape, second escape]``: the first iteration below ``levels[0]``, then the first one after it below
+    ``levels[1]`` (``None`` where it never happens)."""
+    e1 = first_below(run, levels[0])
+    return [e1, first_below(run, levels[1], after=e1) if e1 is not None else None]
+
+
+def top_ratio(run: DigitsRun, record: int) -> list[float]:
+    """``s2/s1`` of every layer at record ``record`` (Theorem 3.1's trend: small in the deep layers)."""
+    return (run.spectra[record][:, 1] / run.spectra[record][:, 0]).tolist()
+
+
+@dataclass
+class DigitsSummary:
+    """What the chapter reads off the two digits runs (deep and shallower)."""
+    first_escape: int | None             # first escape of the deep run
+    ratio_deep: list[float] | None       # s2/s1 per layer of the deep run after its first escape
+    plateau: dict[int, tuple[int, float, bool]]   # per depth: second plateau (iterations, time, ended)
+    ratio_small_end: list[float] | None  # s2/s1 per layer of the shallower run at the end, if it escaped twice
+
+
+def summarize(runs: dict[int, DigitsRun], escape_its: dict[int, list[int | None]], levels: tuple[float, float],
+              deep: int, small: int) -> DigitsSummary:
+    """Theorem 3.1's trend after the first escape (depth ``deep``), the second plateau at both depths (paper Figs 3,
+    4) and the second direction at depth ``small`` after its second escape (paper Fig. 1c)."""
+    e1 = escape_its[deep][0]
+    ratio_deep = top_ratio(runs[deep], record_at(runs[deep], e1)) if e1 is not None else None
+    plateau = {L: second_plateau(r, *levels) for L, r in runs.items()}
+    end_small = top_ratio(runs[small], -1) if escape_its[small][1] is not None else None
+    return DigitsSummary(e1, ratio_deep, plateau, end_small)

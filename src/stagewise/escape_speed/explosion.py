@@ -7,12 +7,16 @@ from ``u0 rho`` stays on the ray and the per-layer scale ``u = |theta| / sqrt(L)
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from stagewise.escape_speed.ascent import kkt_residual
+from stagewise.escape_speed.closed_forms import single_neuron_escape
 from stagewise.escape_speed.network import Weights, mse_loss, speed, sq_norm
 from stagewise.numerics.flows import integrate_flow
+from stagewise.numerics.params import pack, unpacker
 
 
 def ode_scale(u0: float, s: float, L: int, t: np.ndarray) -> np.ndarray:
@@ -52,24 +56,60 @@ def flow(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, times: np.ndarray, loca
     Returns the weights at each time. Used from aligned initializations ``u0 rho`` (Proposition 2.2:
     on ``L0`` the flow stays on the ray).
     """
-    shapes = [W.shape for W in Ws0]
-    sizes = [int(np.prod(s)) for s in shapes]
-
-    def unpack(y: torch.Tensor) -> Weights:
-        return [p.reshape(s) for p, s in zip(torch.split(y, sizes), shapes)]
+    unpack = unpacker(Ws0)
 
     def field(y: torch.Tensor) -> torch.Tensor:
         Ws = [W.detach().requires_grad_(True) for W in unpack(y)]
         with torch.enable_grad():
             loss = (-speed(Ws, X, -Y) if localized else mse_loss(Ws, X, Y)).sum()
             g = torch.autograd.grad(loss, Ws)
-        return -torch.cat([x.reshape(-1) for x in g])
+        return -pack(g)
 
-    y0 = torch.cat([W.reshape(-1) for W in Ws0])
-    ys = integrate_flow(field, y0, times, rtol=rtol, atol=atol)
+    ys = integrate_flow(field, pack(Ws0), times, rtol=rtol, atol=atol)
     return [unpack(y) for y in ys]
 
 
 def layer_scale(Ws: Weights) -> torch.Tensor:
     """Per-layer scale ``u = |theta| / sqrt(L)`` of each network (the ``u`` of Proposition 2.2)."""
     return torch.sqrt(sq_norm(Ws) / len(Ws))
+
+
+@dataclass
+class FlowCurve:
+    """The per-layer scale along one escape direction: gradient flow on ``L0``, on the MSE loss, and the ODE."""
+    L: int
+    times: np.ndarray
+    u_localized: np.ndarray
+    u_full: np.ndarray
+    u_ode: np.ndarray
+
+
+@dataclass
+class AlignedFlow:
+    """Proposition 2.2 tested along exact escape directions of the teacher data, one per depth."""
+    curves: list[FlowCurve]
+    ode_err: float               # max relative distance of the flow on L0 from the ODE
+    full_err: float              # the same for the full MSE loss
+    kkt: float                   # largest KKT residual of the directions (true critical points: rounding)
+    speed: float                 # speed s of the direction (the last depth; the same at every depth)
+
+
+def aligned_flow(X: torch.Tensor, Y: torch.Tensor, depths: tuple[int, ...], width: int, u0: float, u1: float,
+                 n_times: int, generator: torch.Generator) -> AlignedFlow:
+    """Proposition 2.2: from ``u0 rho`` (``rho`` the polished single-neuron escape direction for ``G = -Y``,
+    :func:`~stagewise.escape_speed.closed_forms.single_neuron_escape`), integrate gradient flow on ``L0`` and on
+    the MSE loss up to the ODE's escape time to scale ``u1`` and compare ``u(t)`` with ``u' = s u^{L-1}``."""
+    G = -Y
+    curves, ode_err, full_err, kkt, s_rho = [], 0.0, 0.0, 0.0, math.nan
+    for L in depths:
+        rho, _ = single_neuron_escape(X, G, L, width, generator)
+        s_rho = float(speed(rho, X, G)[0])
+        kkt = max(kkt, float(kkt_residual(rho, X, G)[0]))
+        times = np.linspace(0, escape_time(u0, u1, s_rho, L), n_times)
+        u_ode = ode_scale(u0, s_rho, L, times)
+        u = {localized: np.array([float(layer_scale(W)[0]) for W in flow([u0 * w for w in rho], X, Y, times, localized)])
+             for localized in (True, False)}
+        ode_err = max(ode_err, float(np.max(np.abs(u[True] / u_ode - 1))))
+        full_err = max(full_err, float(np.max(np.abs(u[False] / u_ode - 1))))
+        curves.append(FlowCurve(L, times, u[True], u[False], u_ode))
+    return AlignedFlow(curves, ode_err, full_err, kkt, s_rho)

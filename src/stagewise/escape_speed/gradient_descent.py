@@ -2,7 +2,9 @@
 
 Escape times from random small initialization, measured with an adaptive explicit Euler
 scheme that accumulates physical time (batched over initializations, hand-written backward
-pass); the speed of the direction reached (Definition 2.1); several widths in one padded batch.
+pass); the speed of the direction reached (Definition 2.1); several widths in one padded batch;
+the escape-time law of Proposition 2.2 against the initialization scale; the alignment of gradient
+descent with the computed optimal escape direction.
 """
 from __future__ import annotations
 
@@ -12,18 +14,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from stagewise.escape_speed.network import Weights, forward, normalize_layers, pad_hidden, speed, sq_norm
+from stagewise.escape_speed.low_rank import prop34_sides
+from stagewise.escape_speed.network import Weights, direction, forward, init_sphere, pad_hidden, speed
+from stagewise.numerics.fits import loglog_slope
 from stagewise.numerics.flows import assert_finite
-
-
-def small_init(d_in: int, widths: list[int], d_out: int, restarts: int, alpha: float,
-               generator: torch.Generator, device: torch.device | str = "cpu") -> Weights:
-    """Gaussian layers each rescaled to ``|W_l|_F = alpha`` (balanced: GF keeps it so): the small initialization
-    whose escape Proposition 2.2 and the escape-time law describe."""
-    dims = [d_in, *widths, d_out]
-    Ws = [torch.randn(restarts, dims[i + 1], dims[i], generator=generator, dtype=torch.float64)
-          for i in range(len(dims) - 1)]
-    return [alpha * W.to(device) for W in normalize_layers(Ws)]
+from stagewise.numerics.params import flatten_batched, unflatten_batched
 
 
 @dataclass
@@ -86,13 +81,11 @@ def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float
     ReLUs dead: gradient descent never moves it again) is stopped; its time stays ``inf``.
     """
     R = Ws0[0].shape[0]
-    shapes = [tuple(W.shape[1:]) for W in Ws0]
-    sizes = [a * b for a, b in shapes]
 
     def layers(v: torch.Tensor) -> Weights:
-        return [p.view(R, *s) for p, s in zip(torch.split(v, sizes, dim=1), shapes)]
+        return unflatten_batched(v, Ws0)
 
-    theta = torch.cat([W.reshape(R, -1) for W in Ws0], dim=1)
+    theta = flatten_batched(Ws0)
     target = (1 - drop) * 0.5 * float((Y ** 2).sum())
     t = torch.zeros(R, dtype=X.dtype, device=X.device)
     done = torch.zeros(R, dtype=torch.bool, device=X.device)
@@ -101,7 +94,7 @@ def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float
     loss, g = mse_grad(layers(theta), X, Y)
     assert_finite("rel_step", rel_step, 0, loss)
     for k in range(max_steps):
-        grad = torch.cat([x.reshape(R, -1) for x in g], dim=1)
+        grad = flatten_batched(g)
         gn = torch.linalg.vector_norm(grad, dim=1)
         done = done | (gn == 0)
         eta = torch.where(done, 0.0, rel_step * torch.linalg.vector_norm(theta, dim=1) / gn.clamp_min(1e-300))
@@ -123,9 +116,7 @@ def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float
 
 def direction_speed(Ws: Weights, X: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
     """Speed ``-L0(rho)`` of the direction ``rho = sqrt(L) theta / |theta|`` (Definition 2.1), per network."""
-    L = len(Ws)
-    scale = torch.sqrt(L / sq_norm(Ws))
-    return speed([W * scale[:, None, None] for W in Ws], X, G)
+    return speed(direction(Ws), X, G)
 
 
 @dataclass
@@ -140,7 +131,7 @@ def gd_width_sweep(X: torch.Tensor, Y: torch.Tensor, widths: list[int], depth: i
                    rel_step: float, drop: float, generator: torch.Generator, max_steps: int = 100_000) -> WidthSweep:
     """Gradient descent from small initialization for several hidden widths, all in one batch.
 
-    ``inits`` networks per width with every layer of norm ``alpha`` (:func:`small_init`) are
+    ``inits`` networks per width with every layer of norm ``alpha`` (:func:`stagewise.escape_speed.network.init_sphere`) are
     padded with zero neurons to the largest width (:func:`stagewise.escape_speed.network.pad_hidden`; zero
     neurons get zero gradient and stay zero) and run by :func:`euler_escape` on the squared loss
     with targets ``Y`` until the loss has fallen by ``drop``. Then we record the speed of the
@@ -149,8 +140,8 @@ def gd_width_sweep(X: torch.Tensor, Y: torch.Tensor, widths: list[int], depth: i
     Proposition "Closed forms" (iv): width-1 runs cannot beat ``sqrt(2) - 1``.
     """
     wmax = max(widths)
-    W0 = [torch.cat(ws) for ws in zip(*[pad_hidden(small_init(X.shape[0], [w] * (depth - 1), Y.shape[0], inits,
-                                                               alpha, generator, X.device), wmax)
+    W0 = [torch.cat(ws) for ws in zip(*[pad_hidden(init_sphere(X.shape[0], [w] * (depth - 1), Y.shape[0], inits,
+                                                                generator, X.device, alpha), wmax)
                                         for w in widths])]
     r = euler_escape(W0, X, Y, rel_step, drop, max_steps)
     escaped = torch.isfinite(r.times)
@@ -166,6 +157,51 @@ def function_cosine(Ws: Weights, ref: Weights, X: torch.Tensor) -> torch.Tensor:
     return (f @ r[0]) / (f.norm(dim=1) * r[0].norm()).clamp_min(1e-300)
 
 
-def loglog_slope(x: np.ndarray, y: np.ndarray) -> float:
-    """Least-squares slope of ``log y`` against ``log x`` (the escape-time exponent ``-(L-2)`` of Proposition 2.2)."""
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+@dataclass
+class EscapeTimeLaw:
+    """Median escape time against the initialization scale, per depth (Proposition 2.2's scaling)."""
+    alphas: dict[int, np.ndarray]
+    median_times: dict[int, list[float]]
+    slopes: dict[int, float]     # L = 2: dT / dlog(1/alpha); L >= 3: log-log slope (exact -(L-2) as alpha -> 0)
+
+
+def escape_time_law(X: torch.Tensor, Y: torch.Tensor, alphas: list[float], width: int, inits: int, rel_step: float,
+                    generator: torch.Generator, depths: tuple[int, ...] = (2, 3, 4),
+                    alphas_l2: tuple[float, ...] = (1e-2, 1e-3, 1e-4), drop: float = 0.1,
+                    max_steps: int = 200_000) -> EscapeTimeLaw:
+    """Proposition 2.2 from random small initialization: the time until the MSE loss has dropped by ``drop``
+    scales as ``alpha^{-(L-2)}`` for ``L >= 3`` and grows like ``log(1/alpha) / s*`` for ``L = 2``.
+
+    The same ``inits`` directions (hidden ``width``) are scaled to every ``alpha``; the median time is fitted.
+    """
+    al, med, slopes = {}, {}, {}
+    for L in depths:
+        al[L] = np.array(alphas_l2) if L == 2 else np.array(alphas)
+        dirs = init_sphere(X.shape[0], [width] * (L - 1), Y.shape[0], inits, generator, X.device)
+        med[L] = [float(euler_escape([float(a) * w for w in dirs], X, Y, rel_step, drop, max_steps).times.median())
+                  for a in al[L]]
+        slopes[L] = (float(np.polyfit(np.log(1 / al[L]), med[L], 1)[0]) if L == 2
+                     else loglog_slope(al[L], np.array(med[L])))
+    return EscapeTimeLaw(al, med, slopes)
+
+
+@dataclass
+class Alignment:
+    """Does gradient descent from small initialization find the optimal escape direction (function space)?"""
+    cosine_median: float         # median cosine between f_theta(X) and f_rho*(X)
+    speed_ratio_median: float    # median speed of sqrt(L) theta / |theta| over s_hat*
+    prop34_gap: float            # max LHS - RHS of Proposition 3.4's inequality on the trained networks
+
+
+def alignment(X: torch.Tensor, Y: torch.Tensor, optimum: Weights, best_speed: float, depth: int, width: int,
+              inits: int, alpha: float, rel_step: float, generator: torch.Generator, drop: float = 0.01,
+              max_steps: int = 200_000) -> Alignment:
+    """Definition 2.1 and Proposition 3.4 on gradient descent: train ``inits`` networks from scale ``alpha`` until the
+    loss has dropped by ``drop`` and compare with the computed optimum ``optimum`` of speed ``best_speed`` (``G = -Y``)."""
+    W0 = init_sphere(X.shape[0], [width] * (depth - 1), Y.shape[0], inits, generator, X.device, alpha)
+    r = euler_escape(W0, X, Y, rel_step, drop, max_steps)
+    cosines = function_cosine(r.Ws, optimum, X)
+    ratio = direction_speed(r.Ws, X, -Y) / best_speed
+    lhs, rhs = prop34_sides(r.Ws, X, -Y)
+    return Alignment(float(cosines.median()), float(ratio.median()), float((lhs - rhs).max()))

@@ -7,19 +7,18 @@ Proposition 3.4, and Proposition 3.3's bound and speed bracket.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
-from stagewise.escape_speed.network import Weights, forward
+from stagewise.escape_speed.ascent import projected_ascent
+from stagewise.escape_speed.network import Weights, forward, init_sphere
+from stagewise.escape_speed.problems import near_rank_one_data
+from stagewise.numerics.spectra import nontop_fraction
 
-
-def nontop_fraction(M: torch.Tensor) -> float:
-    """``rho_nt(M) = 1 - |M|_op^2 / |M|_F^2`` (0 for rank one; 0 for a zero matrix): the non-top energy
-    fraction of Theorem 3.1 and Propositions 3.3, 3.4."""
-    f2 = float((M ** 2).sum())
-    if f2 == 0.0:
-        return 0.0
-    return max(0.0, 1.0 - float(torch.linalg.matrix_norm(M, ord=2)) ** 2 / f2)
+if TYPE_CHECKING:
+    from stagewise.escape_speed.deepening import DepthResult
 
 
 def relu_deviation(Z: torch.Tensor) -> float:
@@ -109,3 +108,81 @@ def prop33_speed_bracket(X: torch.Tensor, G: torch.Tensor, u: torch.Tensor, v: t
 def safe_ratio(a: float, b: float) -> float:
     """``a / b``, or ``nan`` when ``b == 0`` (a zero optimal speed, as for the ``cos 3`` data, is reported, not divided by)."""
     return a / b if b != 0 else float("nan")
+
+
+@dataclass
+class OptimaRanks:
+    """Theorem 3.1's trend on the computed optima that reached the plateau (``L >= 3``)."""
+    deep_max: float              # max over optima of max_{l >= 2} rho_nt(W_l)
+    first_max: float             # max over optima of rho_nt(W_1)
+
+
+def optima_ranks(results: dict[str, DepthResult], data: dict[str, tuple[torch.Tensor, torch.Tensor]],
+                 plateau: float = 1e-3) -> OptimaRanks:
+    """Theorem 3.1: ``rho_nt`` of the layers of every optimum at depth ``L >= 3`` with positive speed within
+    ``plateau`` of the best over depths (a run that stopped short of the optimum may keep a second direction)."""
+    deep, first = [], []
+    for name, r in results.items():
+        for L, W, s_L in zip(r.depths, r.optima, r.speeds):
+            if L >= 3 and s_L > 0 and s_L >= max(r.speeds) - plateau:
+                d = layer_diagnostics(W, data[name][0])
+                deep.append(max(d["rho_W"][1:]))
+                first.append(d["rho_W"][0])
+    return OptimaRanks(max(deep), max(first))
+
+
+def prop34_gap(X: torch.Tensor, G: torch.Tensor, results: dict[str, DepthResult],
+               data: dict[str, tuple[torch.Tensor, torch.Tensor]], generator: torch.Generator,
+               depths: tuple[int, ...] = (4, 8), width: int = 8, nets: int = 300) -> float:
+    """Proposition 3.4's inequality: ``max(LHS - RHS)`` over ``nets`` random networks per depth on ``(X, G)`` and over
+    every computed optimum of ``results`` on its own data (at most rounding)."""
+    gap = []
+    for L in depths:
+        lhs, rhs = prop34_sides(init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], nets, generator, X.device), X, G)
+        gap.append(float((lhs - rhs).max()))
+    for name, r in results.items():
+        for W in r.optima:
+            lhs, rhs = prop34_sides(W, *data[name])
+            gap.append(float((lhs - rhs).max()))
+    return max(gap)
+
+
+@dataclass
+class Prop33Row:
+    """One case of Proposition 3.3: noise ``eps``, depth ``L``, computed speed and the bracket of the proof."""
+    eps: float
+    L: int
+    s: float                     # s_hat, the best speed found
+    lo: float                    # |Gv||u| - |G|_F eps
+    hi: float                    # |Gv||u| + |G|_F eps (s_up)
+    g: float                     # |G|_F
+    x: float                     # rho_nt(X) of the input
+    net: float                   # max over layers of rho_nt(W_l), rho_nt(Z^sigma_l), nu_l
+
+    @property
+    def bound_hat(self) -> float:
+        """The bound at ``s_hat`` (weaker than at ``s*``)."""
+        return prop33_bound(self.g, self.eps, self.s)
+
+    @property
+    def bound_up(self) -> float:
+        """The bound at ``s_up``, the smallest value the true bound can take."""
+        return prop33_bound(self.g, self.eps, self.hi)
+
+
+def prop33_study(eps_values: tuple[float, ...], depths: tuple[int, ...], width: int, restarts: int, steps: int,
+                 eta: float, eta_final: float, generator: torch.Generator,
+                 device: torch.device | str = "cpu") -> list[Prop33Row]:
+    """Proposition 3.3 on ``X = u v^T + E`` (``d_in = 5``, ``N = 20``, ``d_out = 2``): for each ``eps`` and depth, the
+    best of ``restarts`` projected-ascent runs (hidden ``width``) and its per-layer ratios."""
+    rows = []
+    for eps in eps_values:
+        X, G, u, v = [t.to(device) for t in near_rank_one_data(5, 20, 2, eps, generator)]
+        lo, hi = prop33_speed_bracket(X, G, u, v)
+        for L in depths:
+            W0 = init_sphere(5, [width] * (L - 1), 2, restarts, generator, device)
+            W, s_hat = projected_ascent(W0, X, G, steps, eta, eta_final).best()
+            d = layer_diagnostics(W, X)
+            rows.append(Prop33Row(eps, L, s_hat, lo, hi, float(G.norm()), nontop_fraction(X),
+                                  max(d["rho_W"] + d["rho_Z"] + d["nu"])))
+    return rows

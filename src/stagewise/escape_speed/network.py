@@ -98,12 +98,24 @@ def normalize_layers(Ws: Weights) -> Weights:
 
 
 def init_sphere(d_in: int, widths: list[int], d_out: int, restarts: int, generator: torch.Generator,
-                device: torch.device | str = "cpu") -> Weights:
-    """Gaussian weights for ``restarts`` networks, each layer scaled to ``|W_l|_F = 1`` (a random start of the solver)."""
+                device: torch.device | str = "cpu", scale: float = 1.0) -> Weights:
+    """Gaussian weights for ``restarts`` networks, each layer rescaled to ``|W_l|_F = scale``.
+
+    ``scale = 1``: a random start of the solver on the product of unit spheres (Definition 2.1).
+    ``scale = alpha`` small: the balanced small initialization (gradient flow keeps the layers
+    balanced) whose escape Proposition 2.2 and the escape-time law describe. Drawn on the CPU.
+    """
     dims = [d_in, *widths, d_out]
     Ws = [torch.randn(restarts, dims[i + 1], dims[i], generator=generator, dtype=torch.float64)
           for i in range(len(dims) - 1)]
-    return normalize_layers([W.to(device) for W in Ws])
+    return [scale * W for W in normalize_layers([W.to(device) for W in Ws])]
+
+
+def direction(Ws: Weights) -> Weights:
+    """``rho = sqrt(L) theta / |theta|`` per network: the point of the sphere ``|rho|^2 = L`` of Definition 2.1."""
+    L = len(Ws)
+    scale = torch.sqrt(L / sq_norm(Ws))
+    return [W * scale[:, None, None] for W in Ws]
 
 
 def pad_hidden(Ws: Weights, width: int) -> Weights:
@@ -126,3 +138,19 @@ def pad_hidden(Ws: Weights, width: int) -> Weights:
 def mse_loss(Ws: Weights, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
     """``C(f) = |f(X) - Y|_F^2 / 2`` per network; its gradient at ``f = 0`` is ``G = -Y`` (Definition "Localized loss")."""
     return 0.5 * ((forward(Ws, X)[0][-1] - Y) ** 2).sum(dim=(1, 2))
+
+
+def homogeneity_error(X: torch.Tensor, G: torch.Tensor, depths: tuple[int, ...], width: int, nets: int,
+                      factor: float, generator: torch.Generator) -> float:
+    """Lemma "Homogeneity": the largest relative error of ``L0(c theta) = c^L L0(theta)`` (``c = factor``) and of
+    Euler's identity ``theta . grad L0 = L L0``, over ``nets`` random networks of each depth (hidden ``width``)."""
+    err = 0.0
+    for L in depths:
+        W = init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], nets, generator, X.device)
+        l0 = localized_loss(W, X, G)
+        scaled = localized_loss([factor * w for w in W], X, G)
+        _, g = speed_and_grad(W, X, G)
+        euler = -sum((w * gi).sum(dim=(1, 2)) for w, gi in zip(W, g))       # theta . grad L0
+        err = max(err, float(((scaled - factor ** L * l0).abs() / l0.abs().clamp_min(1e-300) / factor ** L).max()),
+                  float(((euler - L * l0).abs() / l0.abs()).max()))
+    return err

@@ -81,3 +81,11 @@ def near_rank_one_data(d_in: int, n: int, d_out: int, eps: float, generator: tor
     w, Z = randn(d_out), randn(d_out, n)
     G = -(torch.outer(w / w.norm(), v) + g_noise * Z / Z.norm())
     return torch.outer(u, v) + eps * E / E.norm(), G / G.norm(), u, v
+
+
+def random_problem(d_in: int, n: int, d_out: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Standard Gaussian ``X (d_in, n)`` and ``G (d_out, n)``: a generic problem with vector outputs, for the
+    identities that hold for every ``(X, G)`` (Lemma "Homogeneity", Propositions 3.2 and 3.4, closed forms)."""
+    X = torch.randn(d_in, n, generator=generator, dtype=torch.float64)
+    G = torch.randn(d_out, n, generator=generator, dtype=torch.float64)
+    return X, G

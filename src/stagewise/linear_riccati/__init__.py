@@ -12,27 +12,35 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
 ``thm-linear-riccati-init``         ``initialization.orthogonal_init``, ``initialization.reduced_init``,
                                     ``parameters.check_gamma`` (Definition: I_gamma, gamma > 0)
 ``thm-linear-riccati-reduction``    ``gradient_descent.gd`` (full width = reduced), ``gradient_flow.z_flow``
-                                    (Lemma 3.1; reduced flow (3.4)), ``reference.gd_reference``
-``thm-linear-riccati-invariant``    ``gradient_flow.psd_sqrt``, ``implicit_bias.hidden_singular_values``
-                                    (Lemma 3.2 and Lemma C.10); GD drift measured from ``gradient_descent.gd``
-``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1))
-``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``implicit_bias.stable_rank``,
-                                    ``initialization.gaussian_init`` (Corollary 3.1; gamma_eff)
-``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``
+                                    (Lemma 3.1; reduced flow (3.4)), ``reduction.full_vs_reduced``,
+                                    ``reference.gd_reference``
+``thm-linear-riccati-invariant``    ``gradient_flow.psd_sqrt``, ``implicit_bias.hidden_singular_values``,
+                                    ``reduction.invariant_along_flow`` (Lemma 3.2 and Lemma C.10); GD drift in
+                                    ``sweep.gamma_sweep``
+``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1)), ``sweep.gamma_sweep``
+``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``initialization.gaussian_init``,
+                                    ``hidden_spectrum.gaussian_runs``, ``hidden_spectrum.hidden_spectrum``
+                                    (Corollary 3.1; gamma_eff; Figs. 1a and 4), ``sweep.gamma_sweep``
+``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``,
+                                    ``sweep.variational_certificate``
 ``thm-linear-riccati-mirror``       ``mirror_flow.mirror_grad``, ``mirror_flow.mirror_grad_paper``,
                                     ``gradient_flow.beta_ode_field``, ``gradient_flow.beta_flow``,
-                                    ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a))
+                                    ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a)),
+                                    ``mirror_experiments.mirror_identity``
 ``thm-linear-riccati-mirror-k1``    ``mirror_flow.psi_k1``, ``mirror_flow.rate_bound_k1``, ``mirror_flow.dual_flow_k1``
-                                    (Theorem 3.2(b), Lemma C.8)
+                                    (Theorem 3.2(b), Lemma C.8), ``mirror_experiments.k1_mirror_flow``
 ``thm-linear-riccati-closed``       ``riccati.sigma_beta``, ``riccati.sigma_alpha``, ``riccati.sigma_beta_paper``,
                                     ``riccati.sigma_beta_ode``, ``data.make_whitened``,
-                                    ``whitened_gd.whitened_mode_recursion`` (Theorem C.12; exact per-mode GD)
-``thm-linear-riccati-halftime``     ``riccati.half_time``, ``riccati.crossing_time``
+                                    ``whitened_gd.whitened_mode_recursion`` (Theorem C.12; exact per-mode GD),
+                                    ``whitened_experiments.gd_vs_closed_form``,
+                                    ``whitened_experiments.closed_form_accuracy``
+``thm-linear-riccati-halftime``     ``riccati.half_time`` (GD crossings in ``whitened_experiments``)
 ``thm-linear-riccati-jump``         ``jump_process.jump_time``, ``jump_process.jump_process``,
-                                    ``jump_process.rescaled_half_time_first_order``
+                                    ``jump_process.rescaled_half_time_first_order``, ``whitened_experiments.jump_rates``
 ``thm-linear-riccati-noise``        ``noise_sde.sde_paths``, ``noise_sde.moments_discrete``,
-                                    ``noise_sde.moments_exact``, ``gradient_descent.gd(label_noise=...)``
-(Figs. 2 and 5, no statement)       ``relu_teacher.teacher_student``
+                                    ``noise_sde.moments_exact``, ``gradient_descent.gd(label_noise=...)``,
+                                    ``noise_experiments.label_noise_gd``, ``noise_experiments.pure_noise_sde``
+(Figs. 2 and 5, no statement)       ``relu_teacher.teacher_student``, ``relu_teacher.rank_ratios``
 ==================================  ==================================================================================
 
 Modules:
@@ -42,12 +50,25 @@ Modules:
 - ``initialization``: I_gamma at full width, its reduced coordinates, and Gaussian initializations.
 - ``gradient_descent``: batched GD (2.3)-(2.4), compiled on CPU, with optional label noise.
 - ``gradient_flow``: the reduced flow (3.4), the closed beta-ODE, and the closed-form / ODE choice.
-- ``riccati``: the closed form of Theorem C.12 (stable and literal), its scalar ODE, half-learning times.
+- ``riccati``: the closed form of Theorem C.12 (stable and literal), its scalar ODE, exact half-learning times.
 - ``jump_process``: the gamma -> 0 jump process and the first-order correction of the learning times.
 - ``implicit_bias``: Lemma C.10's hidden spectrum, Corollary 3.1, objective (3.1) and its minimum.
 - ``mirror_flow``: the mirror-map gradients of Theorem 3.2(a) and the k = 1 flow of Theorem 3.2(b).
 - ``whitened_gd``: exact GD on whitened data, mode by mode, with its invariant law.
 - ``noise_sde``: Euler-Maruyama for the pure-noise SDE (4.1) and its exact moments.
-- ``relu_teacher``: the ReLU teacher-student of Figs. 2 and 5 (compiled GD).
+- ``relu_teacher``: the ReLU teacher-student of Figs. 2 and 5 (compiled GD) and its rank summary.
 - ``reference``: plain per-step loops that the benchmark times the batched code against.
+
+Experiments (one per section of the chapter; each returns a dataclass) and figures:
+
+- ``reduction``: full-width vs reduced GD (Lemma 3.1) and the invariant along the flow (Lemma 3.2, C.10).
+- ``hidden_spectrum``: Gaussian-initialization runs and the final hidden spectrum (Figs. 1a and 4).
+- ``sweep``: the gamma sweep at eta and eta/2 (Theorem 3.1, Corollary 3.1) and the L-BFGS certificate of V*.
+- ``mirror_experiments``: the mirror identity along the beta-ODE, and the k = 1 mirror flow with its bounds.
+- ``whitened_experiments``: GD vs the Riccati closed form, half-times, and the approach to the jump process.
+- ``noise_experiments``: label-noise GD (Fig. 1b) and the pure-noise SDE (Fig. 3).
+- ``figures``: one function per figure of the chapter.
+
+Shared helpers come from :mod:`stagewise.numerics` (``fits.loglog_slope``, ``fits.first_crossing``,
+``spectra.stable_rank_np``, ``flows.assert_finite``/``DivergenceError``).
 """

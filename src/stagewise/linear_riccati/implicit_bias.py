@@ -25,12 +25,6 @@ def corollary_spectrum(sigma_star, gamma, d: int) -> np.ndarray:
     return hidden_singular_values(s, np.asarray(gamma, float)[..., None] if np.ndim(gamma) else gamma)
 
 
-def stable_rank(sv) -> np.ndarray:
-    """Stable rank ||W||_F^2 / ||W||_2^2 from singular values (last axis): the rank summary of Corollary 3.1."""
-    sv = np.asarray(sv, float)
-    return (sv ** 2).sum(-1) / sv.max(-1) ** 2
-
-
 def objective(W1, W2, gamma) -> np.ndarray:
     """The variational objective (3.1) of Theorem 3.1 (``thm-linear-riccati-main``): 1/2 ||W1||^2 + 1/2 ||W2||^2 -
     gamma log det(W1 W1^T) (batched, torch)."""

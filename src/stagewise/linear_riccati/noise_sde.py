@@ -58,11 +58,13 @@ def sde_paths(d: int, n_paths: int, h: float, T: float, record_every: int, seed:
     W^T dB, from W(0) = I_d, a(0) = 0, with a constant step h (the paper's 'step ~ 1/sqrt(t)' is unclear). Records,
     per path: singular values of W, the normalized commutator ||[w_1, a]||_F / (||w_1|| ||a||) of the first row w_1
     with a (Prop. 4.1(c), where [u, v] = u v^T - v u^T), ||W||_F^2 and ||a||^2. Returns a dict with ``t`` and those
-    records (``sv``, ``comm``, ``sq_w``, ``sq_a``), shaped (records, paths, ...)."""
+    records (``sv``, ``comm``, ``sq_w``, ``sq_a``), shaped (records, paths, ...). ``seed`` may be any
+    non-negative int (a run's stream seed); it is reduced to 32 bits through ``np.random.SeedSequence``."""
     steps = int(round(T / h))
     W = np.repeat(np.eye(d)[None], n_paths, axis=0)
     a = np.zeros((n_paths, d))
-    sv, comm, sq_w, sq_a = _em_kernel(W, a, float(h), steps, int(record_every), int(seed))
+    seed32 = int(np.random.SeedSequence(seed).generate_state(1)[0])   # the compiled kernel takes 32 bits
+    sv, comm, sq_w, sq_a = _em_kernel(W, a, float(h), steps, int(record_every), seed32)
     t = np.arange(sv.shape[0]) * record_every * h
     return {"t": t, "sv": sv, "comm": comm, "sq_w": sq_w, "sq_a": sq_a}
 

@@ -5,8 +5,13 @@ both student layers Gaussian with standard deviation ``scale``; full-batch GD on
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
+import torch
+
+from stagewise.numerics.flows import assert_finite
 
 
 @numba.njit(cache=True)
@@ -25,6 +30,9 @@ def _relu_kernel(X, y, V, c, eta, steps, record_every):  # pragma: no cover (com
             res = A @ a - y[b]                # n residuals
             if step % record_every == 0:
                 loss[r, b] = 0.5 * (res ** 2).sum() / n
+                if not (np.isfinite(loss[r, b]) and np.isfinite(W).all()):
+                    loss[r, b] = np.nan          # diverged: keep the record for the caller's check, stop
+                    break
                 sv[r, b] = np.linalg.svd(W)[1]
                 r += 1
             if step == steps:
@@ -42,38 +50,65 @@ def _relu_kernel(X, y, V, c, eta, steps, record_every):  # pragma: no cover (com
     return loss, sv
 
 
-def teacher_student(n: int, d: int, m: int, scales, seeds, eta: float, steps: int, record_every: int) -> dict:
-    """Figs. 2 and 5 of the paper (no theorem; qualitative), batched over (seed, scale): data X ~ N(0, I_d) (n
-    samples), teacher directions random unit vectors with output weights (1, 1), student V ~ N(0, scale^2) (m x d),
-    c ~ N(0, scale^2) (m). Returns time, loss and the singular values of the student's hidden weights V, shaped
-    (records, seeds, scales, ...)."""
+@dataclass
+class TeacherStudentRun:
+    """Records of :func:`teacher_student`: times ``t`` (records,), training ``loss`` (records, seeds, scales) and
+    singular values ``sv`` of the student's hidden weights (records, seeds, scales, min(m, d))."""
+    t: np.ndarray
+    loss: np.ndarray
+    sv: np.ndarray
+
+
+def teacher_student(n: int, d: int, m: int, scales, seed: int, n_seeds: int, eta: float, steps: int,
+                    record_every: int) -> TeacherStudentRun:
+    """Figs. 2 and 5 of the paper (no theorem; qualitative), batched over (data set, scale): ``n_seeds`` data sets
+    from independent children of ``seed`` (``np.random.SeedSequence(seed).spawn``), each with X ~ N(0, I_d)
+    (n samples), teacher directions random unit vectors with output weights (1, 1), student V ~ N(0, scale^2)
+    (m x d), c ~ N(0, scale^2) (m), the same draw scaled for every scale."""
     losses, svs = [], []
-    for seed in seeds:
-        rng = np.random.default_rng(seed)
+    scales_a = np.asarray(scales, float)
+    for child in np.random.SeedSequence(seed).spawn(n_seeds):
+        rng = np.random.default_rng(child)
         X = rng.standard_normal((n, d))
         T = rng.standard_normal((2, d))
         T /= np.linalg.norm(T, axis=1, keepdims=True)
         y = np.maximum(X @ T.T, 0.0).sum(1)
         V0, c0 = rng.standard_normal((m, d)), rng.standard_normal(m)
-        scales_a = np.asarray(scales, float)
         loss, sv = teacher_student_block(X, np.repeat(y[None], len(scales_a), 0),
                                          scales_a[:, None, None] * V0[None], scales_a[:, None] * c0[None],
                                          eta, steps, record_every)
         losses.append(loss); svs.append(sv)
     loss, sv = np.stack(losses, axis=1), np.stack(svs, axis=1)
     t = np.arange(loss.shape[0]) * record_every * eta
-    return {"t": t, "loss": loss, "sv": sv}
+    return TeacherStudentRun(t, loss, sv)
 
 
 def teacher_student_block(X, y, V, c, eta, steps, record_every):
     """Figs. 2 and 5, one data set, a batch of initializations: returns loss (records, B) and svdvals (records, B,
-    min(m, d))."""
+    min(m, d)). Divergence stops with :class:`~stagewise.numerics.flows.DivergenceError` naming ``eta``."""
     if not np.all(np.isfinite(V)):
         raise ValueError("non-finite initialization")
     loss, sv = _relu_kernel(np.ascontiguousarray(X), np.ascontiguousarray(y), np.ascontiguousarray(V).copy(),
                             np.ascontiguousarray(c).copy(), float(eta), int(steps), int(record_every))
-    if not np.all(np.isfinite(loss)):
-        from stagewise.numerics.flows import DivergenceError
-        raise DivergenceError(f"parameter eta={eta}: ReLU training diverged (NaN/overflow); lower it")
+    bad = np.flatnonzero(~np.isfinite(loss).all(axis=1))
+    if bad.size:
+        assert_finite("eta", eta, int(bad[0]) * int(record_every), torch.from_numpy(loss))
     return loss, sv
 
+
+@dataclass
+class RankRatios:
+    """sigma_3 / sigma_1 of the student's hidden weights at the end, per data set, at small and large scale."""
+    small: np.ndarray
+    large: np.ndarray
+    median_small: float
+    median_large: float
+    final_loss_small: float
+
+
+def rank_ratios(result: TeacherStudentRun) -> RankRatios:
+    """Figs. 2 and 5's comparative claim: final sigma_3/sigma_1 (scale index 0 = small, 1 = large), their medians
+    over data sets, and the largest final loss at small scale."""
+    r31 = result.sv[-1, :, :, 2] / result.sv[-1, :, :, 0]        # (seeds, scales)
+    return RankRatios(r31[:, 0], r31[:, 1], float(np.median(r31[:, 0])), float(np.median(r31[:, 1])),
+                      float(result.loss[-1, :, 0].max()))

@@ -1,4 +1,4 @@
-"""The Riccati closed form on whitened data (Theorem C.12, ``thm-linear-riccati-closed``) and half-times.
+"""The Riccati closed form on whitened data (Theorem C.12, ``thm-linear-riccati-closed``) and exact half-times.
 
 NumPy, float64, vectorized by broadcasting (singular values s, scales gamma, times t).
 """
@@ -8,23 +8,27 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 
+def _riccati_terms(s, gamma, t):
+    """The pieces of Theorem C.12's closed form: s, gamma, root = sqrt(s^2 + gamma^2), v = root - gamma written as
+    s^2 / (root + gamma) (no cancellation), w = root + gamma and E = exp(-2 root t), as float arrays."""
+    s, gamma, t = np.asarray(s, float), np.asarray(gamma, float), np.asarray(t, float)
+    root = np.sqrt(s ** 2 + gamma ** 2)
+    return s, gamma, s ** 2 / (root + gamma), root + gamma, np.exp(-2 * root * t)
+
+
 def sigma_alpha(s, gamma, t):
     """Singular values of alpha = Z1^{-T} Z2 (Theorem C.12, eq. C.33), stable form:
     sigma_alpha = s (1 - E) / (w + v E), E = exp(-2 sqrt(s^2 + gamma^2) t), v, w = sqrt(s^2+gamma^2) -/+ gamma."""
-    s, gamma, t = np.asarray(s, float), np.asarray(gamma, float), np.asarray(t, float)
-    root = np.sqrt(s ** 2 + gamma ** 2)
-    v, w, E = s ** 2 / (root + gamma), root + gamma, np.exp(-2 * root * t)
+    s, gamma, v, w, E = _riccati_terms(s, gamma, t)
     return s * (1 - E) / (w + v * E)
 
 
 def sigma_beta(s, gamma, t):
     """Singular values of beta(t) = W1 W2 under gradient flow on whitened data (Theorem C.12,
-    ``thm-linear-riccati-closed``), in the
-    numerically stable form gamma s (1-E)(w+vE) / (gamma w + 2 s^2 E - gamma v E^2); v = s^2/(root+gamma)
-    avoids the cancellation root - gamma for small s/gamma. Equals 2 gamma sigma_alpha / (1 - sigma_alpha^2)."""
-    s, gamma, t = np.asarray(s, float), np.asarray(gamma, float), np.asarray(t, float)
-    root = np.sqrt(s ** 2 + gamma ** 2)
-    v, w, E = s ** 2 / (root + gamma), root + gamma, np.exp(-2 * root * t)
+    ``thm-linear-riccati-closed``), in the numerically stable form gamma s (1-E)(w+vE) / (gamma w + 2 s^2 E - gamma
+    v E^2); v = s^2/(root+gamma) avoids the cancellation root - gamma for small s/gamma. Equals 2 gamma sigma_alpha
+    / (1 - sigma_alpha^2)."""
+    s, gamma, v, w, E = _riccati_terms(s, gamma, t)
     return gamma * s * (1 - E) * (w + v * E) / (gamma * w + 2 * s ** 2 * E - gamma * v * E ** 2)
 
 
@@ -59,17 +63,3 @@ def half_time(s, gamma):
     B = 4 * gamma ** 2 + 2 * s ** 2
     E = 2 * gamma * w / (B + np.sqrt(B ** 2 + 4 * gamma ** 2 * s ** 2))
     return -np.log(E) / (2 * root)
-
-
-def crossing_time(t, values, level) -> float:
-    """Half-learning time of a sampled curve (Proposition ``thm-linear-riccati-halftime``): first time a sampled
-    increasing curve reaches ``level`` (linear interpolation); nan if never."""
-    values = np.asarray(values, float)
-    idx = np.flatnonzero(values >= level)
-    if len(idx) == 0:
-        return float("nan")
-    i = idx[0]
-    if i == 0:
-        return float(t[0])
-    return float(t[i - 1] + (level - values[i - 1]) * (t[i] - t[i - 1]) / (values[i] - values[i - 1]))
-

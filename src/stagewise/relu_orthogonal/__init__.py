@@ -7,41 +7,54 @@ reaches an interpolator whose squared norm is of order sqrt(n).
 
 Statements of the chapter (``prf`` labels) and the code implementing them:
 
-===============================  ==========================================================
-``ass-relu-orthogonal-init``     Assumption 3, balanced small init: ``data.balanced_init``,
-                                 ``training.balanced_state``
-``prop-relu-orthogonal-balance`` Proposition 1, balancedness and sign conservation:
-                                 ``training.gd_numba`` (``track_balance``; ``GDResult``
-                                 ``imbalance_max``, ``sign_flips``)
-``def-relu-orthogonal-mask``     Assumption 4, mask and activation sets:
-                                 ``data.activation_mask``, ``data.coverage_report``,
-                                 ``data.find_instances`` (draws satisfying it)
-``alg-relu-orthogonal-alg1``     Algorithm 1, the limit process: ``algorithm.algorithm1``,
-                                 ``algorithm.LimitProcess``, ``algorithm.neuron_rates``
-``thm-relu-orthogonal-jumps``    Theorem 2, convergence to the jump process:
-                                 ``LimitProcess.loss``/``exponents``,
-                                 ``diagnostics.measured_jumps``, ``plateau_errors``,
-                                 ``exponent_errors``, ``jump_offsets_nats``, ``extrapolate``,
-                                 ``plateau_error_scale``
+================================  =========================================================
+``ass-relu-orthogonal-init``      Assumption 3, balanced small init: ``data.balanced_init``,
+                                  ``training.balanced_state`` (and ``data.he_init``, the
+                                  lazy contrast of Fig. 6)
+``prop-relu-orthogonal-balance``  Proposition 1, balancedness and sign conservation:
+                                  ``balance.balancedness_drift``; ``training.gd_numba``
+                                  (``track_balance``; ``GDResult.imbalance_max``,
+                                  ``sign_flips``)
+``def-relu-orthogonal-mask``      Assumption 4, mask and activation sets:
+                                  ``data.activation_mask``, ``data.uncovered_points``,
+                                  ``data.coverage_report``, ``algorithm.find_instances``;
+                                  when it fails: ``assumption4.interpolation_iff_covered``,
+                                  ``assumption4.tie_experiment``
+``alg-relu-orthogonal-alg1``      Algorithm 1, the limit process: ``algorithm.algorithm1``,
+                                  ``algorithm.LimitProcess``, ``algorithm.neuron_rates``
+``thm-relu-orthogonal-jumps``     Theorem 2, convergence to the jump process:
+                                  ``LimitProcess.loss``/``exponents``; measured by
+                                  ``diagnostics.measured_jumps``, ``plateau_errors``,
+                                  ``exponent_errors``, ``jump_offsets_nats``, tolerances
+                                  ``plateau_error_scale``; experiments
+                                  ``staircase.predict_figure1``/``train_figure1``/
+                                  ``measure_figure1`` and ``sweep.run_sweep``/``measure_sweep``
 ``prop-relu-orthogonal-coverage`` Proposition 2, coverage: ``coverage.coverage_exact``,
-                                 ``coverage_union_bound``, ``assumption4_union_bound``,
-                                 ``coverage_monte_carlo``, ``half_coverage_width``
-``thm-relu-orthogonal-norms``    Eq. (15) and the sandwich: ``LimitProcess.norm_sq``,
-                                 ``norms.min_norm_sq``, ``norms.sandwich``,
-                                 ``diagnostics.norm_error_scale``
-``thm-relu-orthogonal-sqrtn``    Theorem 3, sqrt(n) scaling: ``norms.width_rule`` (the
-                                 experiment itself is in the chapter)
-===============================  ==========================================================
+                                  ``coverage_union_bound``, ``assumption4_union_bound``,
+                                  ``coverage_monte_carlo``, ``half_coverage_width``,
+                                  ``coverage_study``
+``thm-relu-orthogonal-norms``     Eq. (15) and the sandwich: ``LimitProcess.norm_sq``,
+                                  ``norms.min_norm_sq``, ``norms.sandwich``,
+                                  ``diagnostics.norm_error_scale``,
+                                  ``implicit_bias.norm_vs_n_gd`` (GD lower bound)
+``thm-relu-orthogonal-sqrtn``     Theorem 3, sqrt(n) scaling: ``norms.width_rule``,
+                                  ``implicit_bias.norm_vs_n``, ``implicit_bias.norm_vs_width``
+================================  =========================================================
 
 Modules:
 
-* ``data``: labels, balanced initialisation, the mask of Assumption 4, seeded draws.
-* ``algorithm``: Algorithm 1 and its output ``LimitProcess``.
+* ``data``: labels, balanced and He initialisations, the mask of Assumption 4, seeded draws.
+* ``algorithm``: Algorithm 1, its output ``LimitProcess``, draw selection with it.
 * ``norms``: Eq. (15)'s norms, the sandwich bound, the width rule of Fig. 5.
-* ``coverage``: Proposition 2's coverage probability (exact, union bounds, Monte Carlo).
+* ``coverage``: Proposition 2's coverage probability (exact, union bounds, Monte Carlo, study).
 * ``training``: compiled, batched gradient descent in exact log-scale form (``GDResult``).
 * ``diagnostics``: a GD run measured against Algorithm 1, and the predicted error scales.
+* ``balance``: the balancedness-drift experiment (Proposition 1).
+* ``staircase``: the paper-scale Figure 1 run: prediction, training, measurements.
+* ``sweep``: Theorem 2 as lambda -> 0, several draws and lambdas in one batch.
+* ``assumption4``: when Assumption 4 fails: uncovered points, ties.
+* ``implicit_bias``: the norm-versus-n and norm-versus-width experiments (Figs. 5, 6).
+* ``figures``: the chapter's figures, one function each.
 * ``reference``: the plain NumPy GD loop the tests and the benchmark compare against.
-* ``tables``: small Markdown tables for the chapter.
 * ``parameters``: the chapter's cross-parameter validator ``check_parameters``.
 """

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stagewise.relu_orthogonal.data import draw_instance, draw_seed, uncovered_points
+
 
 @dataclass
 class LimitProcess:
@@ -143,7 +145,7 @@ def algorithm1(y: np.ndarray, M: np.ndarray, s: np.ndarray, c: float = 1.0, eta:
     rates_arr = np.array(rates_hist)
     return LimitProcess(y=y, s=np.asarray(s, float), c=c, eta=eta, times=np.array(times), neurons=np.array(neurons, int),
                         fitted_sets=sets, plateau_losses=np.array(losses), tau=np.array(taus),
-                        rates=rates_arr[: len(taus)], W=W, a=a, uncovered=np.flatnonzero(~M.any(axis=1)),
+                        rates=rates_arr[: len(taus)], W=W, a=a, uncovered=uncovered_points(M),
                         tie=tie, directions=dirs, members=members)
 
 
@@ -157,3 +159,22 @@ def min_gap(lp: LimitProcess) -> float:
     """Smallest gap between consecutive jump times of Algorithm 1 (t_0 = 0 included): how separated the
     jumps of Theorem 2 are."""
     return float(np.min(np.diff(np.concatenate([[0.0], lp.times])))) if lp.K else np.inf
+
+
+def find_instances(seed: int, count: int, n: int, m: int, labels: str, signs: str, gap: float = 0.3,
+                   t_max: float = np.inf, tries: int = 2000, cover: bool = True) -> list[tuple[int, tuple]]:
+    """The first ``count`` draws k = 0, 1, ... of the stream ``seed`` (``data.draw_seed(seed, k)``)
+    that satisfy Assumption 4 (all points covered, no tie, no merged group of identical columns, at
+    least one jump) with jumps of Algorithm 1 (c = 1) separated by >= ``gap`` (the separated jumps of
+    Theorem 2) and the last jump before ``t_max``. ``cover=False`` drops the coverage requirement.
+    Returns ``[(k, (y, U0, s, M)), ...]``. Selection uses Algorithm 1 only, never training."""
+    found = []
+    for k in range(tries):
+        inst = draw_instance(draw_seed(seed, k), n, m, labels, signs)
+        lp = algorithm1(inst[0], inst[3], inst[2])
+        if ((lp.uncovered.size == 0 or not cover) and lp.tie is None and merged_groups(lp) == 0 and lp.K
+                and min_gap(lp) >= gap and lp.times[-1] <= t_max):
+            found.append((k, inst))
+            if len(found) == count:
+                break
+    return found

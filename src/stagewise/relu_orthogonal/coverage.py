@@ -1,9 +1,16 @@
-"""Probability that every data point is covered by the mask (Proposition 2) of the relu-orthogonal chapter."""
+"""Probability that every data point is covered by the mask (Proposition 2) of the relu-orthogonal chapter.
+
+The exact formula, the paper's union bounds, a bit-packed Monte Carlo, the half-coverage width,
+and ``coverage_study``: Monte Carlo against the formula and the bound over a grid of (n, m).
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from math import comb
 
 import numpy as np
+
+from stagewise.relu_orthogonal.data import make_labels
 
 
 def coverage_exact(m: int, n_pos: int, n_neg: int) -> float:
@@ -50,3 +57,39 @@ def half_coverage_width(n_pos: int, n_neg: int, m_max: int = 200) -> float:
             return (m - 1) + (0.5 - p_prev) / (p - p_prev)
         p_prev = p
     return float("nan")
+
+
+@dataclass
+class CoverageStudy:
+    """Proposition 2 on a grid of (n, m), N(0,1) labels, and the half-coverage width for balanced labels."""
+
+    ns: list                  # numbers of points
+    ms: np.ndarray            # widths
+    mc: dict                  # n -> Monte Carlo frequency per width
+    exact: dict               # n -> exact probability per width
+    union: dict               # n -> union bound 1 - n (3/4)^m per width
+    z_exact: float            # max |MC - exact| in standard errors
+    z_bound: float            # max (union bound - MC)_+ in standard errors
+    log2n: np.ndarray         # log2 n of the half-coverage study
+    m_half: np.ndarray        # half-coverage width per log2 n
+    threshold_slope: float    # slope of m_half in log2 n (about 2)
+
+
+def coverage_study(rng: np.random.Generator, trials: int, ns=(16, 64, 256, 1024), ms=np.arange(4, 42, 2),
+                   log2n=np.arange(4, 21)) -> CoverageStudy:
+    """Proposition 2 (prop-relu-orthogonal-coverage): Monte Carlo (``trials`` draws per (n, m)) against the
+    exact formula and the union bound; the standard error uses max(p(1-p), 1/trials)."""
+    mc, ex, ub, z = {}, {}, {}, []
+    for n_ in ns:
+        y_ = make_labels(n_, "gaussian", rng)
+        npos, nneg = int((y_ > 0).sum()), int((y_ < 0).sum())
+        mc[n_] = np.array([coverage_monte_carlo(int(m_), y_, trials, rng) for m_ in ms])
+        ex[n_] = np.array([coverage_exact(int(m_), npos, nneg) for m_ in ms])
+        ub[n_] = np.array([coverage_union_bound(int(m_), n_) for m_ in ms])
+        sig = np.sqrt(np.maximum(ex[n_] * (1 - ex[n_]), 1 / trials) / trials)
+        z.append(np.abs(mc[n_] - ex[n_]) / sig)
+        z.append(np.maximum(ub[n_] - mc[n_], 0) / sig)
+    m_half = np.array([half_coverage_width(2 ** (k - 1), 2 ** (k - 1)) for k in log2n])
+    return CoverageStudy(ns=list(ns), ms=ms, mc=mc, exact=ex, union=ub, z_exact=float(np.max(z[0::2])),
+                         z_bound=float(np.max(z[1::2])), log2n=log2n, m_half=m_half,
+                         threshold_slope=float(np.polyfit(log2n, m_half, 1)[0]))

@@ -2,14 +2,13 @@
 
 Labels ``y`` in R^n on orthonormal inputs (taken as ``X = I_n`` by rotation invariance), the
 balanced small initialisation of Assumption 3 (unit directions ``U`` and output signs ``s``; the
-weights are ``w_j = lam U_j``, ``a_j = s_j lam``), the mask ``M`` of Assumption 4, and the seeded
-draws the chapter selects with Algorithm 1.
+weights are ``w_j = lam U_j``, ``a_j = s_j lam``), the PyTorch-default (uniform He) initialisation of Fig. 6, the mask ``M`` of Assumption 4, and
+seeded draws. Draw ``k`` of a random stream with seed ``seed`` uses
+``np.random.SeedSequence(seed, spawn_key=(k,))`` (``draw_seed``): independent draws, no seed offsets.
 """
 from __future__ import annotations
 
 import numpy as np
-
-from stagewise.relu_orthogonal.algorithm import algorithm1, merged_groups, min_gap
 
 
 LABELS = ("abs_gaussian", "gaussian", "rademacher", "uniform")
@@ -46,36 +45,37 @@ def activation_mask(W0: np.ndarray, y: np.ndarray, s: np.ndarray) -> np.ndarray:
     return ((s[None, :] * y[:, None]) > 0) & (W0.T > 0)
 
 
+def uncovered_points(M: np.ndarray) -> np.ndarray:
+    """Points never covered: the zero rows of the mask M (Assumption 4(i) fails there)."""
+    return np.flatnonzero(~M.any(axis=1))
+
+
 def coverage_report(M: np.ndarray) -> dict:
     """Which rows/columns of the mask are empty and whether columns repeat (Assumption 4(i))."""
-    rows = np.flatnonzero(~M.any(axis=1))
+    rows = uncovered_points(M)
     cols = np.flatnonzero(~M.any(axis=0))
     live = [tuple(M[:, j]) for j in range(M.shape[1]) if M[:, j].any()]
     return {"uncovered_points": rows, "dormant_neurons": cols, "distinct_columns": len(set(live)) == len(live)}
 
 
-def draw_instance(seed: int, n: int, m: int, labels: str, signs: str) -> tuple[np.ndarray, ...]:
+def he_init(rng: np.random.Generator, runs: int, m: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """PyTorch's default (uniform He) initialisation of ``runs`` networks, the lazy contrast of Fig. 6:
+    ``W ~ U(-1, 1)/sqrt(n)`` (runs, m, n) and ``a ~ U(-1, 1)/sqrt(m)`` (runs, m); E||theta_0||^2 = (m+1)/3."""
+    W = rng.uniform(-1, 1, (runs, m, n)) / np.sqrt(n)
+    a = rng.uniform(-1, 1, (runs, m)) / np.sqrt(m)
+    return W, a
+
+
+def draw_seed(seed: int, *key: int) -> np.random.SeedSequence:
+    """Seed of draw ``key`` (e.g. ``k`` or ``(n, k)``) of the random stream with seed ``seed``."""
+    return np.random.SeedSequence(seed, spawn_key=tuple(int(k) for k in key))
+
+
+def draw_instance(seed: int | np.random.SeedSequence, n: int, m: int, labels: str,
+                  signs: str) -> tuple[np.ndarray, ...]:
     """One seeded draw (NumPy generator): labels ``y``, unit init directions ``U0`` and output signs ``s``
     (Assumption 3) and the mask ``M`` (Assumption 4); returns ``(y, U0, s, M)``."""
     rng = np.random.default_rng(seed)
     y = make_labels(n, labels, rng)
     U0, s = balanced_init(m, n, signs, rng)
     return y, U0, s, activation_mask(U0, y, s)
-
-
-def find_instances(base: int, count: int, n: int, m: int, labels: str, signs: str, gap: float = 0.3,
-                   t_max: float = np.inf, tries: int = 2000, cover: bool = True) -> list[tuple[int, tuple]]:
-    """First ``count`` seeds base, base+1, ... whose draw satisfies Assumption 4 (all points covered,
-    no tie, no merged group of identical columns, at least one jump) with jumps separated by >= ``gap``
-    and the last jump before ``t_max`` (Algorithm 1, c = 1). ``cover=False`` drops the coverage
-    requirement. Returns ``[(seed, (y, U0, s, M)), ...]``. Selection uses Algorithm 1 only, never training."""
-    found = []
-    for seed in range(base, base + tries):
-        inst = draw_instance(seed, n, m, labels, signs)
-        lp = algorithm1(inst[0], inst[3], inst[2])
-        if ((lp.uncovered.size == 0 or not cover) and lp.tie is None and merged_groups(lp) == 0 and lp.K
-                and min_gap(lp) >= gap and lp.times[-1] <= t_max):
-            found.append((seed, inst))
-            if len(found) == count:
-                break
-    return found

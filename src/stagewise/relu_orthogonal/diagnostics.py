@@ -1,33 +1,15 @@
 """Measurements of a gradient-descent run against Algorithm 1 (Theorem 2, Eq. 15) of the relu-orthogonal chapter.
 
 Jump times and orders read off a run, plateau-loss and exponent errors at plateau midpoints,
-the 1/log(1/lambda) extrapolation of jump times, and the error scales Algorithm 1 predicts
-(which set the chapter's tolerances).
+and the error scales Algorithm 1 predicts (which set the chapter's tolerances). The
+1/log(1/lambda) extrapolation of jump times is ``stagewise.numerics.fits.inverse_log_fit``.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from stagewise.relu_orthogonal.algorithm import LimitProcess
 from stagewise.relu_orthogonal.training import GDResult
-
-
-def first_crossing(rec_steps: np.ndarray, series: np.ndarray, level: float) -> float:
-    """Step (linearly interpolated between records) where ``series`` first reaches ``level`` (NaN if never)."""
-    above = np.flatnonzero(series >= level)
-    if above.size == 0:
-        return np.nan
-    k = above[0]
-    if k == 0:
-        return float(rec_steps[0])
-    x0, x1, v0, v1 = rec_steps[k - 1], rec_steps[k], series[k - 1], series[k]
-    return float(x0 + (level - v0) / (v1 - v0) * (x1 - x0))
-
-
-def extrapolate(log_inv_lams: np.ndarray, values: np.ndarray) -> tuple[float, float]:
-    """Least-squares line values = t0 + C / log(1/lam); returns (t0, C) (Theorem 2's 1/log rate)."""
-    A = np.stack([np.ones_like(log_inv_lams), 1.0 / log_inv_lams], axis=1)
-    coef, *_ = np.linalg.lstsq(A, values, rcond=None)
-    return float(coef[0]), float(coef[1])
 
 
 def measured_jumps(res: GDResult, r: int, eta: float, log_inv_lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -39,28 +21,31 @@ def measured_jumps(res: GDResult, r: int, eta: float, log_inv_lam: float) -> tup
     return order, eta * steps[order] / log_inv_lam
 
 
-def record_at(res: GDResult, r: int, step: float) -> int:
-    """Index of the record nearest to ``step`` (``r`` is unused)."""
+def plateau_midpoints(lp: LimitProcess) -> np.ndarray:
+    """Midpoints (t_k + t_{k+1})/2 of the plateaus of Algorithm 1, k = 0..K-1 (t_0 = 0), where
+    Theorem 2's staircase and exponents are compared with a run."""
+    t = np.concatenate([[0.0], lp.times])
+    return 0.5 * (t[:-1] + t[1:])
+
+
+def record_at(res: GDResult, step: float) -> int:
+    """Index of the record nearest to ``step``."""
     return int(np.clip(np.rint(step / (res.rec_steps[1] - res.rec_steps[0] if len(res.rec_steps) > 1 else 1)),
                        0, len(res.rec_steps) - 1))
 
 
-def plateau_errors(res: GDResult, r: int, lp, eta: float, log_inv_lam: float) -> np.ndarray:
+def plateau_errors(res: GDResult, r: int, lp: LimitProcess, eta: float, log_inv_lam: float) -> np.ndarray:
     """|L_GD - L^(k)| / L^(0) at the midpoints of the plateaus (t_k, t_{k+1}), k = 0..K-1 (Theorem 2)."""
-    t = np.concatenate([[0.0], lp.times])
-    mids = 0.5 * (t[:-1] + t[1:])
-    idx = [record_at(res, r, tm * log_inv_lam / eta) for tm in mids]
+    idx = [record_at(res, tm * log_inv_lam / eta) for tm in plateau_midpoints(lp)]
     return np.abs(res.loss[r, idx] - lp.plateau_losses[:-1]) / lp.plateau_losses[0]
 
 
-def exponent_errors(res: GDResult, r: int, lp, eta: float, log_inv_lam: float) -> np.ndarray:
+def exponent_errors(res: GDResult, r: int, lp: LimitProcess, eta: float, log_inv_lam: float) -> np.ndarray:
     """Theorem 2's exponents: max_j |tau_hat_j - tau_j| at plateau midpoints over neurons still unfitted,
     tau_hat = -log||w||/log(1/lam)."""
-    t = np.concatenate([[0.0], lp.times])
-    mids = 0.5 * (t[:-1] + t[1:])
     out = []
-    for k, tm in enumerate(mids):
-        i = record_at(res, r, tm * log_inv_lam / eta)
+    for k, tm in enumerate(plateau_midpoints(lp)):
+        i = record_at(res, tm * log_inv_lam / eta)
         tau_hat = -res.log_norm[r, i] / log_inv_lam
         tau = lp.exponents(np.array([tm]))[0]
         live = np.ones(len(tau), bool)
@@ -70,7 +55,7 @@ def exponent_errors(res: GDResult, r: int, lp, eta: float, log_inv_lam: float) -
     return np.array(out)
 
 
-def jump_offsets_nats(lp, that: np.ndarray, log_inv_lam: float) -> np.ndarray:
+def jump_offsets_nats(lp: LimitProcess, that: np.ndarray, log_inv_lam: float) -> np.ndarray:
     """Theorem 2: (t_hat_k - t_k) log(1/lam) r_{j_k}, the jump-time error expressed as a log-norm offset (nats).
 
     Theorem 2's O(1/log(1/lam)) error comes from an O(1) offset in log ||w_j|| (initial overlap with
@@ -80,7 +65,7 @@ def jump_offsets_nats(lp, that: np.ndarray, log_inv_lam: float) -> np.ndarray:
     return (np.asarray(that) - lp.times) * log_inv_lam * rate
 
 
-def plateau_error_scale(lp, log_inv_lam: float) -> np.ndarray:
+def plateau_error_scale(lp: LimitProcess, log_inv_lam: float) -> np.ndarray:
     """Theorem 2: predicted size of the plateau-loss error at each midpoint (relative to L^(0)), k = 0..K-1.
 
     Two exponentials set it: the next neurons' outputs a_j ||w_j|| = lam^{2 tau_j(t)}, and the
@@ -88,8 +73,7 @@ def plateau_error_scale(lp, log_inv_lam: float) -> np.ndarray:
     (linearisation of a balanced aligned neuron). Both are powers of lambda."""
     t = np.concatenate([[0.0], lp.times])
     out = []
-    for k in range(lp.K):
-        tm = 0.5 * (t[k] + t[k + 1])
+    for k, tm in enumerate(plateau_midpoints(lp)):
         tau = lp.exponents(np.array([tm]))[0]
         live = lp.rates[k] > 0
         e_next = np.exp(-2 * log_inv_lam * tau[live].min()) if live.any() else 0.0
@@ -98,7 +82,7 @@ def plateau_error_scale(lp, log_inv_lam: float) -> np.ndarray:
     return np.array(out)
 
 
-def norm_error_scale(lp, log_inv_lam: float) -> float:
+def norm_error_scale(lp: LimitProcess, log_inv_lam: float) -> float:
     """Eq. (15): predicted relative deviation of the final squared norm from it.
 
     A neuron j still live when S_k is fitted at t_k keeps components of relative size

@@ -19,9 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from numba import njit
 
-from stagewise.core.parameters import ParameterError
+from stagewise.numerics.flows import assert_finite
+from stagewise.relu_orthogonal.algorithm import LimitProcess
 
 
 @dataclass
@@ -133,6 +135,7 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
                 break
             if not np.isfinite(loss):
                 taken[r] = -step - 1
+                final_loss[r] = loss
                 break
             # gradient step: one pass per neuron, the b-gradient read from the old U before updating it
             for j in range(m):
@@ -173,7 +176,7 @@ def gd_numba(y: np.ndarray, U: np.ndarray, b: np.ndarray, ell: np.ndarray, eta: 
     """Batched compiled GD on L_c (eq. 2) in log-scale form (module docstring). Shapes: y (R, n),
     U (R, m, n), b and ell (R, m), eta and steps (R,). Records every ``rec_every`` steps; stops a run
     when its loss drops below ``tol``; ``track_balance`` records Proposition 1's imbalance. Raises
-    ParameterError naming ``eta_name`` on NaN/overflow."""
+    ``stagewise.numerics.flows.DivergenceError`` naming ``eta_name`` on NaN/overflow."""
     U, b, ell = U.astype(float).copy(), b.astype(float).copy(), ell.astype(float).copy()
     y = np.ascontiguousarray(np.broadcast_to(y, (U.shape[0], U.shape[2])), dtype=float)
     R, m, n = U.shape
@@ -194,10 +197,8 @@ def gd_numba(y: np.ndarray, U: np.ndarray, b: np.ndarray, ell: np.ndarray, eta: 
     sl = np.full((R, len(snap), m), np.nan)
     _gd_kernel(y, U, b, ell, eta, float(c), steps, int(rec_every), int(renorm), float(tol), snap,
                bool(track_balance), loss, lognorm, nj, pf, imb, imb_max, flips, taken, final_loss, sd, sl)
-    if (taken < 0).any():
-        r = int(np.flatnonzero(taken < 0)[0])
-        raise ParameterError(f"parameter {eta_name}={eta[r]:g}: gradient descent diverged (NaN/overflow) "
-                             f"at step {-taken[r] - 1}; lower it")
+    for r in np.flatnonzero(taken < 0):   # the run's loss at the step where it became NaN/inf
+        assert_finite(eta_name, f"{eta[r]:g}", int(-taken[r] - 1), torch.as_tensor(final_loss[r]))
     return GDResult(steps=taken, rec_steps=np.arange(T) * rec_every, loss=loss, final_loss=final_loss, log_norm=lognorm,
                     neuron_jump=nj, point_fit=pf, imbalance=imb, imbalance_max=imb_max, sign_flips=flips, U=U, b=b, ell=ell,
                     snaps_dir=sd, snaps_log=sl)
@@ -210,7 +211,7 @@ def balanced_state(U0: np.ndarray, s: np.ndarray, log_lam: float | np.ndarray) -
     return U0.copy(), s.astype(float).copy(), ell
 
 
-def steps_for(lp, log_inv_lam: float, eta: float, c: float, n: int, margin: float = 20.0) -> int:
+def steps_for(lp: LimitProcess, log_inv_lam: float, eta: float, c: float, n: int, margin: float = 20.0) -> int:
     """Steps to pass Algorithm 1's last predicted jump (10% margin) and converge after it (``margin`` residual
     e-foldings at the slowest fitted neuron's rate c ||y_S|| / n)."""
     if lp.K == 0:

@@ -9,14 +9,16 @@ rank of the change of each head's ``W_K W_Q^T`` and ``W_V W_O^T`` during trainin
 Statements of the chapter and the code that implements them:
 
 * ``def-transformer-rank-srank`` (Definition, stable rank ``||W||_F^2 / ||W||_2^2``):
-  ``spectra.stable_rank``, ``spectra.stable_rank_from_svals``, ``spectra.Spectra.srank``.
+  ``spectra.Spectra.srank`` (via the shared ``stagewise.numerics.spectra.stable_rank_from_svals``).
 * ``prop-transformer-rank-bound`` (Proposition, rank of the per-head matrices <= d_h, change
   <= 2 d_h): ``attention_heads.head_matrices`` (paper eq. (1)), ``spectra.checkpoint_spectra``
-  (difference of products); checked by ``attention_heads.extraction_error`` and the tests.
+  (difference of products); checked by ``attention_heads.extraction_error``,
+  ``attention_heads.rank_tail`` and ``summaries.extraction_checks``.
 * ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal): context only, not
   simulated in this chapter (see the diagonal-incremental chapter).
 * ``asm-transformer-rank-claims`` (the empirical claims (a)-(c) of Section 5 / Appendix B):
   ``experiments.run_vit`` (claims (a)-(c)), ``experiments.run_gpt`` (claim (b), GPT-2),
+  ``summaries.summarize_vit`` / ``summarize_gpt`` / ``verdicts`` (the observables and verdicts),
   ``figures.fig_spectra`` / ``fig_srank`` / ``fig_scale_svals`` / ``fig_scale_srank`` / ``fig_gpt``.
 
 Modules:
@@ -24,12 +26,13 @@ Modules:
 * ``model`` -- replica-batched ViT and char-GPT: ``Config``, forward pass, attention (eq. (1)), loss.
 * ``initialization`` -- PyTorch-default / GPT-2 initialization with a per-replica scale (Section 5).
 * ``attention_heads`` -- per-head ``W_K W_Q^T``, ``W_V W_O^T`` from fused weights, extraction check.
-* ``spectra`` -- stable rank and checkpointed singular values of the per-head matrices and their change.
+* ``spectra`` -- checkpointed singular values (and stable ranks) of the per-head matrices and their change.
 * ``optimizer`` -- replica-batched Adam / SGD with momentum and the warmup + cosine schedule.
 * ``training`` -- the batched training loop that checkpoints the attention weights.
+* ``settings`` -- the two experiments' settings (dataclasses) and the ``tiny`` / ``paper`` presets.
 * ``experiments`` -- the ViT and char-GPT experiments of the chapter (data, replicas, spectra).
+* ``summaries`` -- the scalar observables of the claims, the extraction check and the verdicts.
 * ``figures`` -- the chapter's figures.
-* ``presets`` -- the ``tiny`` and ``paper`` model-size presets.
 * ``parameters`` -- the chapter's cross-parameter validator ``check_parameters``.
 * ``reference`` -- plain one-model-at-a-time ``torch.optim`` loop the benchmark compares against.
 """

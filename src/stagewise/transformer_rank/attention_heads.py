@@ -2,13 +2,14 @@
 
 :func:`head_matrices` slices the fused ``to_qkv`` / ``to_out`` weights of a layer into the
 per-head products of Proposition prop-transformer-rank-bound (rank at most ``d_h``);
-:func:`extraction_error` checks the slicing against the model's own attention logits.
+:func:`extraction_error` checks the slicing against the model's own attention logits and
+:func:`rank_tail` the rank bound on trained weights.
 """
 from __future__ import annotations
 
 import torch
 
-from stagewise.transformer_rank.model import Config, layer_norm, linear
+from stagewise.transformer_rank.model import Config, layer_norm, linear, vit_tokens
 
 
 def head_matrices(qkv: torch.Tensor, out: torch.Tensor, heads: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -35,9 +36,7 @@ def extraction_error(params, cfg: Config, patches: torch.Tensor, replica: int = 
     the first layer and ``x_i^T (W_K W_Q^T)^T x_j`` built from :func:`head_matrices`, where
     X is the LayerNormed input of that layer in the ViT's own forward pass (paper eq. (1);
     the chapter's "Extraction" check)."""
-    R = params["embed"].shape[0]
-    z = linear(patches.unsqueeze(0), params["embed"], params["embed_b"])
-    z = torch.cat([params["cls"].unsqueeze(1).expand(R, len(patches), 1, cfg.width), z], 2) + params["pos"].unsqueeze(1)
+    z = vit_tokens(params, cfg, patches)
     x = layer_norm(z, params["blocks.0.ln1_g"], params["blocks.0.ln1_b"])[replica]      # (B, T, D)
     q, k, _ = linear(x.unsqueeze(0), params["blocks.0.qkv"][replica:replica + 1])[0].view(
         *x.shape[:2], 3, cfg.heads, cfg.head_dim).unbind(2)
@@ -46,3 +45,13 @@ def extraction_error(params, cfg: Config, patches: torch.Tensor, replica: int = 
     xd = x.double()
     via = torch.einsum("bid,hed,bje->bhij", xd, kq, xd)   # x_i^T (W_Q W_K^T) x_j with KQ[e, d] = (W_K W_Q^T)[e, d]
     return float((direct - via).abs().max() / via.abs().max())
+
+
+def rank_tail(qkv: torch.Tensor, out: torch.Tensor, heads: int, head_dim: int) -> float:
+    """Largest ``sigma_{d_h+1} / sigma_1`` of ``W_K W_Q^T`` over all heads (and leading axes) of the
+    fused weights: round-off size by Proposition prop-transformer-rank-bound (0.0 when ``d_h >= D``)."""
+    kq, _ = head_matrices(qkv, out, heads, head_dim)
+    if head_dim >= kq.shape[-1]:
+        return 0.0
+    sv = torch.linalg.svdvals(kq)
+    return float((sv[..., head_dim:].amax(-1) / sv[..., 0]).max())

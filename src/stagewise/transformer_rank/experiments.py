@@ -3,12 +3,13 @@
 Runs the vision transformer (Adam at several initialization scales plus SGD, all replicas in
 one batched training loop) and the character-level GPT, and returns their checkpointed
 spectra of Delta(W_K W_Q^T) and Delta(W_V W_O^T) (Boix-Adsera et al. 2023, Section 5 and
-Appendix B; the claims of Assumption asm-transformer-rank-claims).
+Appendix B; the claims of Assumption asm-transformer-rank-claims). Each experiment draws its
+initialization and its minibatches from its own random stream (a CPU ``torch.Generator``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import torch
@@ -17,6 +18,7 @@ from stagewise.numerics import datasets as data
 from stagewise.transformer_rank.initialization import init_params
 from stagewise.transformer_rank.model import Config, replica_loss, vit_logits
 from stagewise.transformer_rank.optimizer import ReplicaOptimizer
+from stagewise.transformer_rank.settings import GptSettings, VitSettings
 from stagewise.transformer_rank.spectra import Spectra, checkpoint_spectra
 from stagewise.transformer_rank.training import TrainResult, checkpoint_steps, train
 
@@ -29,6 +31,7 @@ def quarter_index(steps: list[int]) -> int:
 
 @dataclass
 class VitRun:
+    settings: VitSettings
     result: TrainResult
     spectra: Spectra
     scales: list[float]
@@ -38,44 +41,48 @@ class VitRun:
     adam_default: int           # replica index: Adam at scale 1
     sgd: int                    # replica index: SGD at scale 1
     images: data.ImageData
+    params: dict                # final weights, (R, ...) per tensor
 
 
-def run_vit(P: dict[str, Any], device: torch.device, progress: Callable | None = None) -> VitRun:
+def run_vit(settings: VitSettings, images_seed: int, generator: torch.Generator, device: torch.device,
+            progress: Callable | None = None) -> VitRun:
     """Train Adam replicas at every scale in ``init_scales`` (plus 1.0) and one SGD replica at
     scale 1, together, on the same minibatches; return spectra at the checkpoints
-    (claims (a)-(c) of Assumption asm-transformer-rank-claims; paper Figs 1, 4-7, 12-15)."""
-    images = data.load_images(P["dataset"], P["data_dir"], P["seed"], P["n_images"])
-    x_train = data.patchify(images.x_train, P["vit_patch"]).to(device)
+    (claims (a)-(c) of Assumption asm-transformer-rank-claims; paper Figs 1, 4-7, 12-15).
+
+    ``images_seed`` fixes the dataset split (digits) or generation (shapes32); ``generator``
+    draws the initialization, then the minibatch order.
+    """
+    s = settings
+    images = data.load_images(s.dataset, s.data_dir, images_seed, s.n_images)
+    x_train = data.patchify(images.x_train, s.patch).to(device)
     y_train = images.y_train.to(device)
-    cfg = Config("vit", P["vit_depth"], P["vit_heads"], P["vit_width"], P["vit_head_dim"], P["vit_mlp"],
+    cfg = Config("vit", s.depth, s.heads, s.width, s.head_dim, s.mlp,
                  tokens=x_train.shape[1], inputs=x_train.shape[2], classes=images.classes)
-    scales = sorted(set(P["init_scales"]) | {1.0})
+    scales = sorted(set(s.init_scales) | {1.0})
     optimizers = ["adam"] * len(scales) + ["sgd"]
     all_scales = scales + [1.0]
-    params = init_params(cfg, all_scales, P["seed"], device)
-    lrs = [P["adam_lr"] if o == "adam" else P["sgd_lr"] for o in optimizers]
+    params = init_params(cfg, all_scales, generator, device)
+    lrs = [s.adam_lr if o == "adam" else s.sgd_lr for o in optimizers]
     opt = ReplicaOptimizer(params, [o == "adam" for o in optimizers], lrs)
-    gen = torch.Generator().manual_seed(P["seed"] + 1)
-    batch, n = min(P["vit_batch"], len(x_train)), len(x_train)
-    state = {"perm": torch.randperm(n, generator=gen), "pos": 0}
+    batch, n = min(s.batch, len(x_train)), len(x_train)
+    state = {"perm": torch.randperm(n, generator=generator), "pos": 0}
 
     def batches(step: int):
         if state["pos"] + batch > n:   # new epoch: reshuffle (drawn on the CPU)
-            state["perm"], state["pos"] = torch.randperm(n, generator=gen), 0
+            state["perm"], state["pos"] = torch.randperm(n, generator=generator), 0
         idx = state["perm"][state["pos"]:state["pos"] + batch].to(device)
         state["pos"] += batch
         return x_train[idx], y_train[idx]
 
-    steps = P["vit_steps"]
-    ckpt = checkpoint_steps(steps, P["checkpoints"])
+    ckpt = checkpoint_steps(s.steps, s.checkpoints)
     names = [("adam_lr" if o == "adam" else "sgd_lr") for o in optimizers]
-    result = train(params, cfg, batches, opt, steps, ckpt, names, lrs, warmup=int(P["warmup_fraction"] * steps),
-                   decay=True, mixed_precision=P["mixed_precision"], progress=progress)
-    accuracy = vit_accuracy(params, cfg, data.patchify(images.x_test, P["vit_patch"]).to(device),
-                            images.y_test.to(device))
+    result = train(params, cfg, batches, opt, s.steps, ckpt, names, lrs, warmup=int(s.warmup_fraction * s.steps),
+                   decay=True, mixed_precision=s.mixed_precision, progress=progress)
+    accuracy = vit_accuracy(params, cfg, data.patchify(images.x_test, s.patch).to(device), images.y_test.to(device))
     spectra = checkpoint_spectra(result, cfg.heads, cfg.head_dim, device)
-    result.extra["params"] = params
-    return VitRun(result, spectra, all_scales, optimizers, cfg, accuracy, scales.index(1.0), len(scales), images)
+    return VitRun(s, result, spectra, all_scales, optimizers, cfg, accuracy, scales.index(1.0), len(scales),
+                  images, params)
 
 
 @torch.no_grad()
@@ -88,6 +95,7 @@ def vit_accuracy(params, cfg: Config, x: torch.Tensor, y: torch.Tensor, chunk: i
 
 @dataclass
 class GptRun:
+    settings: GptSettings
     result: TrainResult
     spectra: Spectra
     cfg: Config
@@ -95,32 +103,31 @@ class GptRun:
     test_loss: float
 
 
-def run_gpt(P: dict[str, Any], device: torch.device, progress: Callable | None = None) -> GptRun:
+def run_gpt(settings: GptSettings, generator: torch.Generator, device: torch.device,
+            progress: Callable | None = None) -> GptRun:
     """Train the char-level GPT on the pydoc topics (first 90 % train, last 10 % held out);
-    the GPT-2 experiment of Appendix B (Fig 20; claim (b) of Assumption asm-transformer-rank-claims)."""
+    the GPT-2 experiment of Appendix B (Fig 20; claim (b) of Assumption asm-transformer-rank-claims).
+    ``generator`` draws the initialization, then the training windows."""
+    s = settings
     text = data.load_pydoc_text()
     codes = text.codes.to(device)
-    block, batch = P["gpt_block"], P["gpt_batch"]
-    cfg = Config("gpt", P["gpt_depth"], P["gpt_heads"], P["gpt_width"], P["gpt_head_dim"], 4 * P["gpt_width"],
-                 tokens=block, inputs=len(text.alphabet))
-    params = init_params(cfg, [1.0], P["seed"], device)
-    opt = ReplicaOptimizer(params, [True], [P["gpt_lr"]])
-    gen = torch.Generator().manual_seed(P["seed"] + 2)
+    cfg = Config("gpt", s.depth, s.heads, s.width, s.head_dim, 4 * s.width, tokens=s.block, inputs=len(text.alphabet))
+    params = init_params(cfg, [1.0], generator, device)
+    opt = ReplicaOptimizer(params, [True], [s.lr])
     n_train = int(0.9 * len(codes))
-    offsets = torch.arange(block + 1)
+    offsets = torch.arange(s.block + 1)
 
     def windows(starts: torch.Tensor):
         w = codes[(starts[:, None] + offsets).to(device)]
         return w[:, :-1], w[:, 1:]
 
     def batches(step: int):
-        return windows(torch.randint(0, n_train - block - 1, (batch,), generator=gen))
+        return windows(torch.randint(0, n_train - s.block - 1, (s.batch,), generator=generator))
 
-    steps = P["gpt_steps"]
-    result = train(params, cfg, batches, opt, steps, checkpoint_steps(steps, P["checkpoints"]), ["gpt_lr"],
-                   [P["gpt_lr"]], warmup=int(P["warmup_fraction"] * steps), decay=False,
-                   mixed_precision=P["mixed_precision"], progress=progress)
+    result = train(params, cfg, batches, opt, s.steps, checkpoint_steps(s.steps, s.checkpoints), ["gpt_lr"],
+                   [s.lr], warmup=int(s.warmup_fraction * s.steps), decay=False,
+                   mixed_precision=s.mixed_precision, progress=progress)
     with torch.no_grad():
-        starts = torch.linspace(n_train, len(codes) - block - 2, 64).long()
+        starts = torch.linspace(n_train, len(codes) - s.block - 2, 64).long()
         test_loss = float(replica_loss(params, cfg, *windows(starts))[0])
-    return GptRun(result, checkpoint_spectra(result, cfg.heads, cfg.head_dim, device), cfg, text, test_loss)
+    return GptRun(s, result, checkpoint_spectra(result, cfg.heads, cfg.head_dim, device), cfg, text, test_loss)

@@ -50,17 +50,23 @@ def fig_spectra(vit: VitRun, replica: int, head: int = 0, picks: int = 4) -> plt
     return fig
 
 
+def _srank_panels(axes, label: str, steps, kq: torch.Tensor, vo: torch.Tensor, kq_name: str = r"W_KW_Q^\top",
+                  vo_first: bool = False) -> None:
+    """One panel per layer: stable rank of Delta KQ and Delta VO (mean +- std over heads) from step 1 on."""
+    bands = [(kq, KQ_COLOUR, rf"$\Delta {kq_name}$"), (vo, VO_COLOUR, r"$\Delta W_VW_O^\top$")]
+    for layer, ax in enumerate(axes):
+        for sr, colour, name in (bands[::-1] if vo_first else bands):
+            _band(ax, steps[1:], sr[1:, layer], colour, name)
+        ax.set_title(f"{label}, layer {layer + 1}", fontsize=9)
+        ax.set_xlabel("step")
+
+
 def fig_srank(runs: list[tuple[str, list[int], torch.Tensor, torch.Tensor]], depth: int) -> plt.Figure:
     """Rows: runs (label, steps, srank KQ (C, L, H), srank VO); columns: layers. Mean +- std over heads
     of the stable rank during training (paper Figs 4, 12, 15; claim (b))."""
     fig, axes = plt.subplots(len(runs), depth, figsize=(3.2 * depth, 2.6 * len(runs)), squeeze=False)
     for row, (label, steps, kq, vo) in enumerate(runs):
-        for layer in range(depth):
-            ax = axes[row, layer]
-            _band(ax, steps[1:], kq[1:, layer], KQ_COLOUR, r"$\Delta W_KW_Q^\top$")
-            _band(ax, steps[1:], vo[1:, layer], VO_COLOUR, r"$\Delta W_VW_O^\top$")
-            ax.set_title(f"{label}, layer {layer + 1}", fontsize=9)
-            ax.set_xlabel("step")
+        _srank_panels(axes[row], label, steps, kq, vo)
         axes[row, 0].set_ylabel("stable rank")
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
@@ -84,10 +90,11 @@ def fig_scale_svals(vit: VitRun, layer: int, head: int = 0, top: int = 8) -> plt
             ax.set_title(f"${name}$, scale {vit.scales[r]:g}", fontsize=9)
             if row == 1:
                 ax.set_xlabel("step")
-        axes[0, col].set_ylim(bottom=max(axes[0, col].get_ylim()[0], 1e-4 * axes[0, col].get_ylim()[1]))
-        axes[1, col].set_ylim(bottom=max(axes[1, col].get_ylim()[0], 1e-4 * axes[1, col].get_ylim()[1]))
-    axes[0, 0].set_ylabel("singular value")
-    axes[1, 0].set_ylabel("singular value")
+        for ax in axes[:, col]:
+            low, high = ax.get_ylim()
+            ax.set_ylim(bottom=max(low, 1e-4 * high))
+    for ax in axes[:, 0]:
+        ax.set_ylabel("singular value")
     axes[0, -1].legend(fontsize=6, ncol=2)
     fig.tight_layout()
     return fig
@@ -120,12 +127,7 @@ def fig_gpt(gpt: GptRun) -> plt.Figure:
     L = gpt.cfg.depth
     fig, axes = plt.subplots(1, L + 1, figsize=(3.2 * (L + 1), 2.8), squeeze=False)
     kq, vo = gpt.spectra.srank("delta_kq")[:, 0], gpt.spectra.srank("delta_vo")[:, 0]
-    for layer in range(L):
-        ax = axes[0, layer]
-        _band(ax, steps[1:], vo[1:, layer], VO_COLOUR, r"$\Delta W_VW_O^\top$")
-        _band(ax, steps[1:], kq[1:, layer], KQ_COLOUR, r"$\Delta W_QW_K^\top$")
-        ax.set_title(f"char-GPT, layer {layer + 1}", fontsize=9)
-        ax.set_xlabel("step")
+    _srank_panels(axes[0, :L], "char-GPT", steps, kq, vo, kq_name=r"W_QW_K^\top", vo_first=True)
     axes[0, 0].set_ylabel("stable rank")
     axes[0, 0].legend(fontsize=7)
     loss = gpt.result.losses[:, 0].numpy()

@@ -23,8 +23,12 @@ def _normal(gen: torch.Generator, shape: tuple[int, ...], std: float) -> torch.T
     return torch.randn(shape, generator=gen, dtype=torch.float64) * std
 
 
-def init_params(cfg: Config, scales: list[float], seed: int, device: torch.device | str = "cpu") -> Params:
-    """One initialization direction (seeded, drawn on the CPU), scaled per replica (Section 5).
+def init_params(cfg: Config, scales: list[float], rng: torch.Generator | int,
+                device: torch.device | str = "cpu") -> Params:
+    """One initialization direction (drawn on the CPU from ``rng``), scaled per replica (Section 5).
+
+    ``rng`` is a CPU ``torch.Generator`` (the experiment's random stream, advanced by the
+    draws) or an int seed (a fresh generator: the same seed gives the same direction).
 
     ViT: PyTorch defaults (lucidrains layout, ``to_qkv`` without bias). GPT: GPT-2's N(0, 0.02),
     residual projections N(0, 0.02 / sqrt(2 depth)), tied input/output embedding.
@@ -33,7 +37,7 @@ def init_params(cfg: Config, scales: list[float], seed: int, device: torch.devic
     token, LayerNorms and biases keep their default values. Returns float32 leaf tensors
     ``(R, ...)`` on ``device`` that require gradients.
     """
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(rng) if isinstance(rng, int) else rng
     D, I, M = cfg.width, cfg.inner, cfg.mlp_dim
     gpt = cfg.kind == "gpt"
 

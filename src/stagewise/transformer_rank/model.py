@@ -78,13 +78,18 @@ def blocks(params: Params, cfg: Config, z: torch.Tensor, causal: bool) -> torch.
     return layer_norm(z, params["lnf_g"], params["lnf_b"])
 
 
-def vit_logits(params: Params, cfg: Config, patches: torch.Tensor) -> torch.Tensor:
-    """ViT (App. B.2): patches ``(B, T, inputs)`` -> class logits ``(R, B, classes)`` read from the class token."""
+def vit_tokens(params: Params, cfg: Config, patches: torch.Tensor) -> torch.Tensor:
+    """ViT input tokens ``(R, B, T + 1, D)``: class token and embedded patches plus position
+    embeddings (the "initial token mapper" of Section 5)."""
     R, B = params["embed"].shape[0], patches.shape[0]
     z = linear(patches.unsqueeze(0), params["embed"], params["embed_b"])            # (R, B, T, D)
     cls = params["cls"].unsqueeze(1).expand(R, B, 1, cfg.width)
-    z = torch.cat([cls, z], dim=2) + params["pos"].unsqueeze(1)
-    z = blocks(params, cfg, z, causal=False)
+    return torch.cat([cls, z], dim=2) + params["pos"].unsqueeze(1)
+
+
+def vit_logits(params: Params, cfg: Config, patches: torch.Tensor) -> torch.Tensor:
+    """ViT (App. B.2): patches ``(B, T, inputs)`` -> class logits ``(R, B, classes)`` read from the class token."""
+    z = blocks(params, cfg, vit_tokens(params, cfg, patches), causal=False)
     return linear(z[:, :, 0], params["head"], params["head_b"])
 
 

@@ -1,27 +1,15 @@
-"""Stable rank (Definition def-transformer-rank-srank) and the checkpointed spectra of the
-per-head matrices and of their change since initialization (paper Section 5, Appendix B)."""
+"""Checkpointed spectra of the per-head matrices and of their change since initialization
+(paper Section 5, Appendix B); their stable rank (Definition def-transformer-rank-srank) is
+:func:`stagewise.numerics.spectra.stable_rank_from_svals`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import torch
 
+from stagewise.numerics.spectra import stable_rank_from_svals
 from stagewise.transformer_rank.attention_heads import head_matrices
 from stagewise.transformer_rank.training import TrainResult
-
-
-def stable_rank_from_svals(svals: torch.Tensor) -> torch.Tensor:
-    """``sum_i s_i^2 / s_1^2`` from singular values sorted descending (NaN for a zero matrix);
-    Definition def-transformer-rank-srank."""
-    top = svals[..., 0]
-    ratio = (svals ** 2).sum(-1) / top ** 2
-    return torch.where(top > 0, ratio, torch.full_like(ratio, float("nan")))
-
-
-def stable_rank(matrix: torch.Tensor) -> torch.Tensor:
-    """Stable rank ``||W||_F^2 / ||W||_2^2`` of a batch of matrices (Definition
-    def-transformer-rank-srank; paper Section 5, Appendix B)."""
-    return stable_rank_from_svals(torch.linalg.svdvals(matrix.double()))
 
 
 @dataclass

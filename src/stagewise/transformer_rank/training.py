@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from typing import Callable, Iterator
 
 import torch
 
-from stagewise.numerics.flows import DivergenceError
+from stagewise.numerics.flows import assert_finite
 from stagewise.transformer_rank.model import Config, Params, replica_loss
 from stagewise.transformer_rank.optimizer import ReplicaOptimizer, schedule
 
@@ -26,7 +27,6 @@ class TrainResult:
     out: torch.Tensor          # (C, R, L, D, H d_h)
     losses: torch.Tensor       # (steps, R)
     seconds_per_step: float = 0.0
-    extra: dict = field(default_factory=dict)
 
 
 def checkpoint_steps(steps: int, count: int) -> list[int]:
@@ -55,7 +55,6 @@ def train(params: Params, cfg: Config, batches: Callable[[int], tuple[torch.Tens
     replica r stops training with a one-line error naming ``lr_names[r]`` (the learning rate
     to lower). ``mixed_precision`` enables bfloat16 autocast (CUDA only).
     """
-    import time
     device = next(iter(params.values())).device
     amp = mixed_precision and device.type == "cuda"
     snaps = {0: snapshot(params, cfg.depth)} if 0 in ckpt else {}
@@ -71,8 +70,7 @@ def train(params: Params, cfg: Config, batches: Callable[[int], tuple[torch.Tens
         value = loss.detach()
         if not bool(torch.isfinite(value).all()):
             r = int((~torch.isfinite(value)).nonzero()[0])
-            raise DivergenceError(f"parameter {lr_names[r]}={lr_values[r]}: training diverged (NaN/overflow) "
-                                  f"at step {step}; lower {lr_names[r]}")
+            assert_finite(lr_names[r], lr_values[r], step, value[r], hint=f"lower {lr_names[r]}")
         optimizer.step(schedule(step, steps, warmup, decay))
         losses.append(value)
         if step + 1 in ckpt:

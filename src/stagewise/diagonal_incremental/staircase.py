@@ -1,0 +1,196 @@
+"""Theorem 4.1 measured on the exact flow: Algorithm 1's staircase against gradient flow at several alphas.
+
+:func:`flow_study` runs Algorithm 1 and the exact log-scale flow; :func:`transition_study` measures and
+extrapolates the transition times; :func:`finite_alpha_correction` tries the ``b^0 = log_alpha w(0)``
+correction; :func:`plateau_study` reads losses, weights and ranks at plateau midpoints; :func:`log_scale_study`
+compares ``b = log_alpha(u + v)`` with Algorithm 1's piecewise-linear bookkeeping ``b^k`` (eq. 12).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from stagewise.diagonal_incremental.algorithm import Stage, algorithm1
+from stagewise.diagonal_incremental.flow import log_scale_flow, normalize_init
+from stagewise.diagonal_incremental.networks import DiagonalModel
+from stagewise.diagonal_incremental.plateaus import (count_plateaus, plateau_midpoints, support_counts,
+                                                     transition_times)
+from stagewise.numerics.fits import inverse_log_fit
+
+
+@dataclass
+class FlowStudy:
+    """Algorithm 1's stages and the exact flow (dict of :func:`flow.log_scale_flow`) on ``tau``."""
+
+    alphas: list
+    u0: np.ndarray
+    v0: np.ndarray
+    stages: list[Stage]
+    tau: np.ndarray
+    flow: dict
+
+    @property
+    def K(self) -> int:
+        """Number of stages of Algorithm 1."""
+        return len(self.stages) - 1
+
+    @property
+    def T(self) -> np.ndarray:
+        """Algorithm 1's stage times ``T_1, ..., T_K`` (eq. 11)."""
+        return np.array([s.T for s in self.stages[1:]])
+
+    @property
+    def levels(self) -> np.ndarray:
+        """Plateau losses ``L(theta^0), ..., L(theta^K)``."""
+        return np.array([s.loss for s in self.stages])
+
+    @property
+    def tau_end(self) -> float:
+        return float(self.tau[-1])
+
+    @property
+    def j_min(self) -> int:
+        """Column of the smallest alpha."""
+        return int(np.argmin(self.alphas))
+
+    @property
+    def beta_min(self) -> np.ndarray:
+        """``beta(tau)`` at the smallest alpha, ``(len(tau), p)``."""
+        return self.flow["beta"][:, self.j_min, :]
+
+    def first_active(self, threshold: float = 1e-3) -> int:
+        """The first coordinate of ``beta`` above ``threshold`` along the flow at the smallest alpha."""
+        beta = self.beta_min
+        return int(np.argmax(np.abs(beta[np.argmax(np.abs(beta).max(1) > threshold)])))
+
+
+def flow_study(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray, rtol: float, device="cpu",
+               n_tau: int = 1500) -> FlowStudy:
+    """Algorithm 1, then the exact flow (Lemma 4.2, eq. 14) from ``alpha theta_0`` up to
+    ``tau = 1.1 T_K + 0.3``."""
+    stages = algorithm1(model, device=device)
+    tau = np.linspace(0.0, 1.1 * stages[-1].T + 0.3, n_tau)
+    flow = log_scale_flow(model, alphas, u0, v0, tau, rtol=rtol, device=device)
+    return FlowStudy(list(alphas), u0, v0, stages, tau, flow)
+
+
+@dataclass
+class TransitionStudy:
+    """Measured transition times ``times`` ``(len(alphas), K)`` and their fits ``[T, C_1, C_2]`` in
+    ``x = 1/log(1/alpha)`` (Theorem 4.1: ``tau_k(alpha) -> T_k``)."""
+
+    T: np.ndarray
+    x: np.ndarray
+    times: np.ndarray
+    fits: np.ndarray
+
+    @property
+    def complete(self) -> bool:
+        """Every transition was found at every alpha."""
+        return not np.isnan(self.times).any()
+
+    @property
+    def extrapolated(self) -> np.ndarray:
+        return self.fits[:, 0]
+
+    @property
+    def rel_err_raw(self) -> np.ndarray:
+        """``|tau_k - T_k| / T_k`` at the smallest alpha."""
+        return np.abs(self.times[int(np.argmin(self.x))] - self.T) / self.T
+
+    @property
+    def rel_err_extrap(self) -> np.ndarray:
+        return np.abs(self.extrapolated - self.T) / self.T
+
+    @property
+    def C_k(self) -> np.ndarray:
+        """``(tau_k - T_k) log(1/alpha)`` at the smallest alpha."""
+        return (self.times[int(np.argmin(self.x))] - self.T) / self.x.min()
+
+
+def transition_study(model: DiagonalModel, fs: FlowStudy, order: int = 2) -> TransitionStudy:
+    """Transition times at every alpha (midpoint crossings refined on the dense output) and their
+    least-squares fit ``T + C_1 x + C_2 x^2`` (``numerics.fits.inverse_log_fit``)."""
+    flow = fs.flow
+    times = np.array([transition_times(fs.tau, flow["loss"][:, j], fs.levels,
+                                       lambda t, j=j: float(model.loss(flow["dense"](t)[j:j + 1])[0]))
+                      for j in range(len(fs.alphas))])
+    log_inv = -np.log(np.asarray(fs.alphas, float))
+    fits = np.array([inverse_log_fit(log_inv, times[:, k], order) for k in range(fs.K)])
+    return TransitionStudy(fs.T, 1.0 / log_inv, times, fits)
+
+
+def finite_alpha_correction(model: DiagonalModel, fs: FlowStudy, ts: TransitionStudy,
+                            device="cpu") -> tuple[float, float]:
+    """At the largest alpha: Algorithm 1 run from ``b^0 = log_alpha w(0)`` (research note) and from
+    ``b^0 = 1``; returns the largest miss ``(corrected, uncorrected)`` of the measured transition times
+    (``inf`` for the corrected one if its stage order differs)."""
+    j_max = int(np.argmax(fs.alphas))
+    stages_fin = algorithm1(model, b0=fs.flow["b0"][j_max], device=device)
+    same_order = [s.coordinate for s in stages_fin] == [s.coordinate for s in fs.stages]
+    T_fin = np.array([s.T for s in stages_fin[1:]])
+    corrected = float(np.abs(T_fin - ts.times[j_max]).max()) if same_order else math.inf
+    return corrected, float(np.abs(fs.T - ts.times[j_max]).max())
+
+
+@dataclass
+class PlateauStudy:
+    """Theorem 4.1 at the plateau midpoints ``mids`` (indices ``idx`` into ``tau``), at the smallest alpha."""
+
+    mids: np.ndarray
+    idx: list
+    n_plateaus: int
+    loss_err: float
+    beta_err: float
+    ranks_sim: np.ndarray
+    ranks_alg: np.ndarray
+    ranks_tau: np.ndarray
+
+    @property
+    def staircase(self) -> bool:
+        """Simulated ranks equal Algorithm 1's on every plateau and grow by at most one per stage."""
+        return bool(np.array_equal(self.ranks_sim, self.ranks_alg)
+                    and np.abs(np.diff(self.ranks_alg.sum(1))).max() <= 1)
+
+
+def plateau_study(fs: FlowStudy, d: int) -> PlateauStudy:
+    """Loss (relative to ``L(0)``) and weights at plateau midpoints against ``theta^k``, and the ranks of
+    ``W_K W_Q^T``, ``W_V W_O^T`` (Example 3.2); plateaus counted independently of Algorithm 1."""
+    mids = plateau_midpoints(fs.T, fs.tau_end)
+    idx = [int(np.argmin(np.abs(fs.tau - m))) for m in mids]
+    loss = fs.flow["loss"][:, fs.j_min]
+    beta = fs.beta_min
+    ranks_alg = np.array([[np.sum(s.support < d), np.sum(s.support >= d)] for s in fs.stages])
+    return PlateauStudy(
+        mids, idx, count_plateaus(fs.tau, loss), float(np.max(np.abs(loss[idx] - fs.levels)) / fs.levels[0]),
+        float(max(np.abs(beta[i] - s.beta).max() for i, s in zip(idx, fs.stages))),
+        support_counts(beta[idx], d), ranks_alg, support_counts(beta, d))
+
+
+@dataclass
+class LogScaleStudy:
+    """Simulated ``b(tau)`` at the smallest alpha against the piecewise-linear interpolation of the ``b^k``."""
+
+    b_sim: np.ndarray
+    knots: np.ndarray
+    b_knots: np.ndarray
+    b_err: float
+    b_err_const: float
+    b0_offset_const: float
+
+
+def log_scale_study(fs: FlowStudy) -> LogScaleStudy:
+    """Largest deviation of ``b`` from the bookkeeping on inactive coordinates inside ``(0.05, T_K - 0.05)``,
+    also in units of ``1/log(1/alpha)``, and the initial offset ``max |log(u_0 + v_0)|`` (same units)."""
+    b_sim = fs.flow["b"][:, fs.j_min, :]
+    knots = np.concatenate([[0], fs.T, [fs.tau_end]])            # after T_K, g(theta^K) = 0: b stays put
+    b_knots = np.array([s.b for s in fs.stages] + [fs.stages[-1].b])
+    inside = (fs.tau > 0.05) & (fs.tau < fs.T[-1] - 0.05)
+    b_pred = np.array([np.interp(fs.tau, knots, b_knots[:, i]) for i in range(b_sim.shape[1])]).T
+    inactive = np.abs(fs.beta_min) < 1e-6
+    b_err = float(np.abs(b_sim - b_pred)[inside[:, None] & inactive].max())
+    un, vn = normalize_init(fs.u0, fs.v0)
+    return LogScaleStudy(b_sim, knots, b_knots, b_err, b_err * -math.log(min(fs.alphas)),
+                         float(np.abs(np.log(un + vn)).max()))

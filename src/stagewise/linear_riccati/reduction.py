@@ -1,0 +1,64 @@
+"""The reduction experiment: Lemma 3.1 for GD (full width = reduced) and Lemma 3.2 / C.10 along the flow.
+
+Statements ``thm-linear-riccati-reduction`` and ``thm-linear-riccati-invariant``, on the Fig. 1a problem.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from stagewise.linear_riccati.data import Problem
+from stagewise.linear_riccati.gradient_descent import gd
+from stagewise.linear_riccati.gradient_flow import psd_sqrt, z_flow
+from stagewise.linear_riccati.initialization import orthogonal_init, reduced_init
+
+
+@dataclass
+class ReductionRun:
+    """Full-width and reduced GD from the same I_gamma (records of :func:`gd`), the P that links them, the largest
+    entry difference of (W1, W2) and the part of W1 outside the row space of P."""
+    full: dict
+    reduced: dict
+    P: torch.Tensor
+    full_vs_reduced: float
+    off_subspace: float
+
+
+def full_vs_reduced(problem: Problem, gammas, width: int, eta: float, steps: int,
+                    generator: torch.Generator) -> ReductionRun:
+    """Lemma 3.1 extended to GD (``thm-linear-riccati-reduction``): run GD at full width from I_gamma (random P from
+    ``generator``) and in the reduced coordinates, and measure max |W - lift(Z)| and ||W1 (I - P^T P)||_F."""
+    d, k = problem.XtY.shape
+    device = problem.X.device
+    record_every = max(1, steps // 200)
+    W1, W2, P = orthogonal_init(gammas, d, width, generator, k, device=device)
+    full = gd(problem.XtX, problem.XtY, W1, W2, eta, steps, record_every=record_every)
+    Z1, Z2 = reduced_init(gammas, d, k, device=device)
+    red = gd(problem.XtX, problem.XtY, Z1, Z2, eta, steps, record_every=record_every)
+    diff = float(max((full["W1"] - red["W1"] @ P).abs().max(), (full["W2"] - P.T @ red["W2"]).abs().max()))
+    off = float(torch.linalg.norm(full["W1"] @ (torch.eye(width, dtype=P.dtype, device=device) - P.T @ P)))
+    return ReductionRun(full, red, P, diff, off)
+
+
+@dataclass
+class FlowInvariant:
+    """Largest relative error of Z1^T Z1 - Z2 Z2^T = 2 gamma I, and largest error of Lemma C.10, along the flow."""
+    invariant_rel: float
+    c10: float
+
+
+def invariant_along_flow(problem: Problem, gamma: float, times: np.ndarray) -> FlowInvariant:
+    """Lemma 3.2 (``thm-linear-riccati-invariant``) and its consequence Lemma C.10 along the numerical reduced flow
+    (3.4): ||Z1^T Z1 - Z2 Z2^T - 2 gamma I||_F / (2 gamma sqrt(d)) and
+    ||Z1 Z1^T - gamma I - (gamma^2 I + beta beta^T)^{1/2}||_F, maximized over ``times``."""
+    d = problem.XtY.shape[0]
+    Z1, Z2 = z_flow(problem.XtX, problem.XtY, gamma, times)
+    eye_d = torch.eye(d, dtype=torch.float64, device=problem.X.device)
+    inv = torch.linalg.norm(Z1.transpose(-2, -1) @ Z1 - Z2 @ Z2.transpose(-2, -1) - 2 * gamma * eye_d,
+                            dim=(-2, -1)) / (2 * gamma * np.sqrt(d))
+    beta = Z1 @ Z2
+    c10 = torch.linalg.norm(Z1 @ Z1.transpose(-2, -1) - gamma * eye_d
+                            - psd_sqrt(gamma ** 2 * eye_d + beta @ beta.transpose(-2, -1)), dim=(-2, -1))
+    return FlowInvariant(float(inv.max()), float(c10.max()))

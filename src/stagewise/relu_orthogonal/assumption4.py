@@ -1,0 +1,69 @@
+"""When Assumption 4 fails: uncovered points (4(i)) and ties in Algorithm 1's line 8 (4(ii)).
+
+``interpolation_iff_covered``: GD interpolates exactly when every row of the mask is non-zero, and
+otherwise stops at the uncovered plateau c/(2n) sum_{uncovered} y_i^2 with exactly the uncovered
+points unfitted. ``tie_experiment``: Rademacher labels make waiting times coincide; continuous
+labels with the same signs (same mask) do not.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from stagewise.relu_orthogonal.algorithm import LimitProcess, algorithm1
+from stagewise.relu_orthogonal.data import draw_instance, draw_seed, make_labels
+from stagewise.relu_orthogonal.training import gd_numba, steps_for
+
+
+@dataclass
+class CoverOutcome:
+    """GD on Figure-1-type draws against the rows of their masks (def-relu-orthogonal-mask)."""
+
+    kept: int                 # draws trained (no tie, limit process done by t_limit)
+    dropped: int              # draws left out for slowness or ties
+    iff: list                 # per kept draw: (final loss ~ 0) == (every point covered)
+    never_ok: list            # per kept draw: points GD never fits == uncovered points
+    plateau_rel: list         # per draw with uncovered points: |final loss - uncovered plateau| / plateau
+    uncovered: list           # per draw with uncovered points: the uncovered points
+
+
+def interpolation_iff_covered(seed: int, count: int, n: int = 64, m: int = 6, log_inv_lam: float = 30.0,
+                              eta: float = 0.2, t_limit: float = 60.0) -> CoverOutcome:
+    """Train ``count`` draws of stream ``seed`` (|N(0,1)| labels, positive signs, c = 1) to convergence,
+    leaving out those whose limit process has a tie or needs longer than ``t_limit``."""
+    draws = [draw_instance(draw_seed(seed, q), n, m, "abs_gaussian", "positive") for q in range(count)]
+    lps = [algorithm1(y, M, s) for (y, U, s, M) in draws]
+    keep = [q for q, lp in enumerate(lps) if lp.tie is None and (lp.K == 0 or lp.times[-1] <= t_limit)]
+    res = gd_numba(np.array([draws[q][0] for q in keep]), np.array([draws[q][1] for q in keep]),
+                   np.array([draws[q][2] for q in keep]), np.full((len(keep), m), -log_inv_lam),
+                   np.full(len(keep), eta), 1.0, np.array([steps_for(lps[q], log_inv_lam, eta, 1.0, n) for q in keep]),
+                   rec_every=100, eta_name="sweep_lr")
+    iff, plateau_rel, never_ok, uncovered = [], [], [], []
+    for r, q in enumerate(keep):
+        lp, final = lps[q], res.final_loss[r]
+        iff.append((final <= 1e-10 * lp.plateau_losses[0]) == (lp.uncovered.size == 0))
+        if lp.uncovered.size:
+            plateau_rel.append(abs(final - lp.plateau_losses[-1]) / lp.plateau_losses[-1])
+            uncovered.append(lp.uncovered.tolist())
+        never_ok.append(np.array_equal(np.flatnonzero(res.point_fit[r] < 0), lp.uncovered))
+    return CoverOutcome(kept=len(keep), dropped=count - len(keep), iff=iff, never_ok=never_ok,
+                        plateau_rel=plateau_rel, uncovered=uncovered)
+
+
+@dataclass
+class TieOutcome:
+    """Algorithm 1 on Rademacher labels and on continuous labels with the same signs (the same mask)."""
+
+    lp: LimitProcess          # Rademacher labels
+    lp_continuous: LimitProcess
+
+    def report(self) -> str:
+        return f"tie at jump {self.lp.tie[0]} between neurons {self.lp.tie[1].tolist()}" if self.lp.tie else "no tie"
+
+
+def tie_experiment(seed: int, n: int = 16, m: int = 8) -> TieOutcome:
+    """Assumption 4(ii): line 8's argmin is not unique with discrete labels; Algorithm 1 reports the tie."""
+    y, U, s, M = draw_instance(seed, n, m, "rademacher", "random")
+    y_cont = np.abs(make_labels(n, "abs_gaussian", np.random.default_rng(seed))) * np.sign(y)
+    return TieOutcome(lp=algorithm1(y, M, s), lp_continuous=algorithm1(y_cont, M, s))

@@ -1,0 +1,168 @@
+"""Implicit bias experiments (Eq. 15, Theorem 3; the paper's Figures 5 and 6).
+
+``norm_vs_n``: Algorithm 1's norm against the minimal one for n = 2^4 .. 2^k (width m(n) of
+``norms.width_rule``); ``norm_vs_n_gd``: gradient descent on small n with the Figure 5
+initialisation (norms lambda/sqrt(m)); ``norm_vs_width``: n = 32 and growing width, small balanced
+initialisation (Algorithm 1 and GD) against PyTorch's default (lazy) initialisation.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import spearmanr
+
+from stagewise.numerics.fits import loglog_slope
+from stagewise.relu_orthogonal.algorithm import algorithm1, merged_groups
+from stagewise.relu_orthogonal.data import draw_instance, draw_seed, he_init
+from stagewise.relu_orthogonal.norms import min_norm_sq, sandwich, width_rule
+from stagewise.relu_orthogonal.training import gd_numba, steps_for
+
+
+def _in_sandwich(ratio: float, upper: float, covered: bool) -> bool:
+    """1 <= ratio (interpolating runs only) and ratio <= sqrt(max(K+, K-)), with round-off slack 1e-12."""
+    return (1 - 1e-12 <= ratio if covered else True) and ratio <= upper * (1 + 1e-12)
+
+
+@dataclass
+class NormScaling:
+    """Means over draws of Algorithm 1's and the minimal squared norm, per n."""
+
+    ns: np.ndarray
+    alg_norm: np.ndarray      # mean ||theta_inf||^2 (Eq. 15)
+    opt_norm: np.ndarray      # mean ||theta*||^2 = 2(||y_+|| + ||y_-||)
+    ratio: np.ndarray         # mean of the per-draw ratio
+    sandwich_ok: list         # per draw: the sandwich of thm-relu-orthogonal-norms holds
+    slope_alg: float          # log-log slope of alg_norm over n >= 2^8 (Theorem 3: 1/2)
+    slope_opt: float          # the same for the minimal norm
+
+
+def norm_vs_n(seed: int, log2n_max: int, draws: int) -> NormScaling:
+    """Algorithm 1 (c = 1) on ``draws`` draws per n of stream ``seed`` (N(0,1) labels, random signs)."""
+    ns = 2 ** np.arange(4, log2n_max + 1)
+    alg_norm, opt_norm, ratio, sandwich_ok = [], [], [], []
+    for n_ in ns:
+        m_ = width_rule(int(n_))
+        an, on = [], []
+        for q in range(draws):
+            y_, U_, s_, M_ = draw_instance(draw_seed(seed, n_, q), int(n_), m_, "gaussian", "random")
+            lp = algorithm1(y_, M_, s_)
+            sandwich_ok.append(_in_sandwich(*sandwich(lp), lp.uncovered.size == 0))
+            an.append(lp.norm_sq()); on.append(min_norm_sq(y_))
+        alg_norm.append(np.mean(an)); opt_norm.append(np.mean(on)); ratio.append(np.mean(np.array(an) / np.array(on)))
+    alg_norm, opt_norm, ratio = map(np.array, (alg_norm, opt_norm, ratio))
+    big = ns >= 2 ** 8
+    return NormScaling(ns=ns, alg_norm=alg_norm, opt_norm=opt_norm, ratio=ratio, sandwich_ok=sandwich_ok,
+                       slope_alg=loglog_slope(ns[big], alg_norm[big]), slope_opt=loglog_slope(ns[big], opt_norm[big]))
+
+
+@dataclass
+class NormGD:
+    """Gradient descent runs of Figure 5: rows (n, GD norm, Algorithm 1 norm, minimal norm, final loss, covered)."""
+
+    rows: np.ndarray
+
+    @property
+    def interpolating(self) -> np.ndarray:
+        """Runs with final loss <= 1e-8 and every point covered."""
+        return (self.rows[:, 4] <= 1e-8) & (self.rows[:, 5] == 1)
+
+    @property
+    def over_alg1(self) -> np.ndarray:
+        """GD norm / Algorithm 1 norm on the interpolating runs."""
+        return self.rows[self.interpolating, 1] / self.rows[self.interpolating, 2]
+
+    @property
+    def lower_ok(self) -> bool:
+        """Eq. (15)'s lower bound: GD norm >= minimal norm on interpolating runs (slack 1e-6)."""
+        i = self.interpolating
+        return bool(np.all(self.rows[i, 1] >= self.rows[i, 3] * (1 - 1e-6)))
+
+
+def norm_vs_n_gd(seed: int, log2n_max: int, log_inv_lam: float, draws: int = 3) -> NormGD:
+    """GD (MSE, learning rate 0.5: c = 1, eta = 1) from norms lambda/sqrt(m), at most 60000 steps."""
+    rows = []
+    for n_ in 2 ** np.arange(4, log2n_max + 1):
+        m_ = width_rule(int(n_))
+        batch = [draw_instance(draw_seed(seed, n_, q), int(n_), m_, "gaussian", "random") for q in range(draws)]
+        lpg = [algorithm1(y_, M_, s_, eta=1.0) for (y_, U_, s_, M_) in batch]
+        Leff = log_inv_lam + 0.5 * np.log(m_)                       # per-neuron init norm lambda / sqrt(m)
+        st = np.array([min(steps_for(lp, Leff, 1.0, 1.0, int(n_)), 60000) for lp in lpg])
+        rg = gd_numba(np.array([b[0] for b in batch]), np.array([b[1] for b in batch]), np.array([b[2] for b in batch]),
+                      np.full((draws, m_), -Leff), np.ones(draws), 1.0, st, rec_every=1000, tol=1e-12,
+                      eta_name="norm_gd_log_inv_lambda")
+        for q, lp in enumerate(lpg):
+            rows.append((int(n_), rg.final_norm_sq()[q], lp.norm_sq(), min_norm_sq(lp.y), rg.final_loss[q],
+                         lp.uncovered.size == 0))
+    return NormGD(rows=np.array(rows, dtype=float))
+
+
+@dataclass
+class WidthStudy:
+    """Figure 6 at n = 32: ratio to the minimal norm against width."""
+
+    widths: np.ndarray        # widths of the Algorithm 1 study
+    ratio: np.ndarray         # mean ratio over covered, tie-free draws
+    ties: int                 # draws stopped by a tie (excluded)
+    merged: int               # draws with a merged group of identical columns
+    uncovered: int            # draws with uncovered points (excluded)
+    sandwich_ok: list         # per covered, tie-free draw: the sandwich holds
+    spearman: float           # Spearman correlation of ratio with width
+    gd_widths: np.ndarray     # widths trained by GD
+    gd_ratio: np.ndarray      # small init, GD: mean ratio to the minimal norm
+    he_norm: np.ndarray       # He init, GD: mean final squared norm
+    he_ratio: np.ndarray      # He init, GD: mean ratio to the minimal norm
+    gd_lower_ok: bool         # small-init GD norm >= minimal norm on interpolating runs
+
+    @property
+    def he_pred(self) -> np.ndarray:
+        """E||theta_0||^2 = (m+1)/3 of the He initialisation (lazy training keeps it)."""
+        return (self.gd_widths + 1) / 3
+
+    @property
+    def he_lazy_error(self) -> float:
+        """Largest |he_norm / he_pred - 1| over widths m >= 256 (0 if none): lazy training keeps the init norm."""
+        big = self.gd_widths >= 256
+        return float(np.max(np.abs(self.he_norm[big] / self.he_pred[big] - 1))) if big.any() else 0.0
+
+
+def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: float, n: int = 32,
+                  widths=2 ** np.arange(4, 15), gd_draws: int = 3) -> WidthStudy:
+    """Algorithm 1 on ``draws`` draws per width; GD on the first ``gd_draws`` of them with small balanced
+    init (MSE, learning rate 1, norms lambda/sqrt(m)) and with He init (learning rate 0.01, 30000 steps)."""
+    wr, ties, merged, uncovered, sandwich_ok = [], 0, 0, 0, []
+    for m_ in widths:
+        rr = []
+        for q in range(draws):
+            y_, U_, s_, M_ = draw_instance(draw_seed(seed, q), n, int(m_), "gaussian", "random")
+            lp = algorithm1(y_, M_, s_)
+            ties += lp.tie is not None
+            merged += merged_groups(lp) > 0
+            uncovered += lp.uncovered.size > 0
+            if lp.uncovered.size == 0 and lp.tie is None:
+                rat, up = sandwich(lp)
+                sandwich_ok.append(_in_sandwich(rat, up, True))
+                rr.append(rat)
+        wr.append(np.mean(rr))
+    wr = np.array(wr)
+    gd_ratio, he_norm, he_ratio, gd_lower_ok = [], [], [], True
+    for m_ in gd_widths:
+        batch = [draw_instance(draw_seed(seed, q), n, int(m_), "gaussian", "random") for q in range(gd_draws)]
+        y = np.array([b[0] for b in batch])
+        Leff = log_inv_lam + 0.5 * np.log(m_)
+        lpw = [algorithm1(y_, M_, s_, c=2.0, eta=1.0) for (y_, U_, s_, M_) in batch]
+        st = np.array([min(steps_for(lp, Leff, 1.0, 2.0, n), 40000) for lp in lpw])
+        rg = gd_numba(y, np.array([b[1] for b in batch]), np.array([b[2] for b in batch]), np.full((gd_draws, m_), -Leff),
+                      np.ones(gd_draws), 2.0, st, rec_every=1000, tol=1e-12, eta_name="width_gd_widths")
+        opt = np.array([min_norm_sq(b[0]) for b in batch])
+        fin = rg.final_loss
+        gd_lower_ok = gd_lower_ok and bool(np.all(rg.final_norm_sq()[fin <= 1e-8] >= opt[fin <= 1e-8] * (1 - 1e-6)))
+        gd_ratio.append(np.mean(rg.final_norm_sq() / opt))
+        W_he, a_he = he_init(np.random.default_rng(draw_seed(he_seed, m_)), gd_draws, int(m_), n)
+        rh = gd_numba(y, W_he, a_he, np.zeros((gd_draws, m_)), np.full(gd_draws, 0.01), 2.0, np.full(gd_draws, 30000),
+                      rec_every=1000, tol=1e-10, eta_name="width_gd_widths")
+        he_norm.append(np.mean(rh.final_norm_sq())); he_ratio.append(np.mean(rh.final_norm_sq() / opt))
+    return WidthStudy(widths=np.asarray(widths), ratio=wr, ties=int(ties), merged=int(merged), uncovered=int(uncovered),
+                      sandwich_ok=sandwich_ok, spearman=float(spearmanr(widths, wr)[0]),
+                      gd_widths=np.array(gd_widths), gd_ratio=np.array(gd_ratio), he_norm=np.array(he_norm, float),
+                      he_ratio=np.array(he_ratio), gd_lower_ok=gd_lower_ok)

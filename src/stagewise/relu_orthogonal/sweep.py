@@ -1,0 +1,119 @@
+"""Theorem 2 as lambda -> 0: several draws trained at several log(1/lambda) in one compiled batch.
+
+Draws (mixed output signs, N(0,1) labels) are selected with Algorithm 1 only; every draw is
+trained at every log(1/lambda); jump times are extrapolated through the three smallest lambda with
+``stagewise.numerics.fits.inverse_log_fit`` (t_hat = t0 + C / log(1/lambda)).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from stagewise.core.parameters import ParameterError
+from stagewise.numerics.fits import inverse_log_fit
+from stagewise.relu_orthogonal.algorithm import algorithm1, find_instances
+from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
+                                                   plateau_error_scale, plateau_errors)
+from stagewise.relu_orthogonal.training import GDResult, gd_numba, steps_for
+
+
+@dataclass
+class Sweep:
+    """The batched runs: run ``d * len(Ls) + a`` is draw d at log(1/lambda) = Ls[a]."""
+
+    draws: list               # [(draw index, (y, U0, s, M)), ...]
+    Ls: np.ndarray            # log(1/lambda), increasing
+    eta: float
+    lps: list                 # Algorithm 1 per draw, step-size-corrected
+    lps_gf: list              # Algorithm 1 per draw, gradient-flow form
+    res: GDResult
+
+    def run_index(self, d: int, a: int) -> int:
+        return d * len(self.Ls) + a
+
+
+def sweep_draws(seed: int, count: int, t_max: float, n: int = 32, m: int = 10) -> list:
+    """The first ``count`` draws of stream ``seed`` with Assumption 4, jumps >= 0.3 apart, last jump before t_max."""
+    draws = find_instances(seed, count, n, m, "gaussian", "random", gap=0.3, t_max=t_max)
+    if len(draws) < count:
+        raise ParameterError(f"parameter sweep_t_max: only {len(draws)} of 2000 draws finish jumping before "
+                             f"t={t_max:g}; allowed: a larger value, e.g. 40")
+    return draws
+
+
+def run_sweep(draws: list, log_inv_lams, eta: float) -> Sweep:
+    """Every draw at every log(1/lambda), c = 1, one compiled batch (Theorem 2's limit lambda -> 0)."""
+    Ls = np.array(sorted(log_inv_lams))
+    m = len(draws[0][1][2])
+    n = len(draws[0][1][0])
+    lps = [algorithm1(y, M, s, eta=eta) for _, (y, U, s, M) in draws]
+    lps_gf = [algorithm1(y, M, s) for _, (y, U, s, M) in draws]
+    y = np.array([d[1][0] for d in draws for _ in Ls])
+    U = np.array([d[1][1] for d in draws for _ in Ls])
+    s = np.array([d[1][2] for d in draws for _ in Ls])
+    ell = -np.array([[L] * m for _ in draws for L in Ls])
+    steps = np.array([steps_for(lp, L, eta, 1.0, n) for lp in lps for L in Ls])
+    res = gd_numba(y, U, s, ell, np.full(len(y), eta), 1.0, steps, rec_every=50, eta_name="sweep_lr")
+    return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, res=res)
+
+
+@dataclass
+class SweepErrors:
+    """Theorem 2's errors over all draws and lambdas."""
+
+    order_ok: list            # per draw, at the smallest lambda: jump order = Algorithm 1's
+    sets_ok: list             # ... and fitted sets = Algorithm 1's
+    that: np.ndarray          # (draws, lambdas, m) measured jump times (NaN where the order is wrong)
+    raw_L: list               # max |log-norm offset| (nats) per (draw, lambda) with the right order
+    extra_err: list           # |t0 - t_k| / t_k, t0 extrapolated, Algorithm 1 step-size-corrected
+    gf_err: list              # the same against the gradient-flow form
+    pl_err: np.ndarray        # rows (L, max plateau error, max plateau error / tolerance)
+    tau_err: np.ndarray       # rows (L, max exponent error x L)
+    pl_by_L: np.ndarray       # max plateau error per lambda
+    tau_by_L: np.ndarray      # max exponent error per lambda
+    offsets_by_L: np.ndarray  # max |log-norm offset| (nats) per lambda over runs with the right order (NaN: none)
+
+
+def measure_sweep(sw: Sweep) -> SweepErrors:
+    """Jump order, sets, times (raw and extrapolated), plateau losses and exponents against Algorithm 1."""
+    Ls, res, eta = sw.Ls, sw.res, sw.eta
+    order_ok, sets_ok, raw_L, extra_err, gf_err, pl_err, tau_err = [], [], [], [], [], [], []
+    offsets = [[] for _ in Ls]
+    that = np.full((len(sw.draws), len(Ls), len(sw.draws[0][1][2])), np.nan)
+    gd_sets_all = res.fitted_sets(np.array([d[1][0] for d in sw.draws for _ in Ls]))
+    for d, lp in enumerate(sw.lps):
+        for a, L in enumerate(Ls):
+            r = sw.run_index(d, a)
+            order, tt_ = measured_jumps(res, r, eta, L)
+            ok = list(order) == list(lp.neurons)
+            if a == len(Ls) - 1:
+                order_ok.append(ok)
+                gsets = gd_sets_all[r]
+                sets_ok.append(ok and all(np.array_equal(gsets[j], S_) for j, S_ in zip(lp.neurons, lp.fitted_sets)))
+            if ok:
+                that[d, a, :lp.K] = tt_
+                raw_L.append(np.max(np.abs(jump_offsets_nats(lp, tt_, L))))
+                offsets[a].append(raw_L[-1])
+            pe = plateau_errors(res, r, lp, eta, L)
+            pl_err.append((L, pe.max(), np.max(pe / np.maximum(10 * plateau_error_scale(lp, L), 1e-10))))
+            tau_err.append((L, exponent_errors(res, r, lp, eta, L).max() * L))
+        top = slice(len(Ls) - 3, len(Ls))
+        for k in range(lp.K):
+            if np.all(np.isfinite(that[d, top, k])):
+                t0 = inverse_log_fit(Ls[top], that[d, top, k], 1)[0]
+                extra_err.append(abs(t0 - lp.times[k]) / lp.times[k])
+                gf_err.append(abs(t0 - sw.lps_gf[d].times[k]) / sw.lps_gf[d].times[k])
+    pl_err, tau_err = np.array(pl_err), np.array(tau_err)
+    return SweepErrors(order_ok=order_ok, sets_ok=sets_ok, that=that, raw_L=raw_L, extra_err=extra_err, gf_err=gf_err,
+                       pl_err=pl_err, tau_err=tau_err,
+                       pl_by_L=np.array([pl_err[pl_err[:, 0] == L, 1].max() for L in Ls]),
+                       tau_by_L=np.array([tau_err[tau_err[:, 0] == L, 1].max() / L for L in Ls]),
+                       offsets_by_L=np.array([max(o) if o else np.nan for o in offsets]))
+
+
+def error_table(sw: Sweep, err: SweepErrors) -> tuple[list[str], list[tuple]]:
+    """Errors per lambda (plateau, exponent, log-norm offset): (columns, rows) for a Markdown table."""
+    return (["$\\log(1/\\lambda)$", "max plateau error / $L^{(0)}$", "max exponent error",
+             "max log-norm offset at jumps (nats)"],
+            [(f"{L:g}", err.pl_by_L[a], err.tau_by_L[a], float(err.offsets_by_L[a])) for a, L in enumerate(sw.Ls)])

@@ -1,0 +1,55 @@
+"""The chapter's experiments on a small instance: each result says what its statement predicts."""
+import numpy as np
+import pytest
+import torch
+
+from stagewise.conservation_laws import experiments
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return experiments.build_problems(n_seeds=2, n_samples=5, input_dim=6, width=4, depth=3, init_scale=0.5,
+                                      data_generator=torch.Generator().manual_seed(1),
+                                      init_generator=torch.Generator().manual_seed(2))
+
+
+def test_build_problems_shapes_and_streams(problems):
+    """Five networks; the linear one has two outputs; data and weights come from separate streams."""
+    assert list(problems.families) == ["diagonal", "linear", "relu", "deep_relu", "tanh"]
+    assert problems.homogeneous == ["diagonal", "linear", "relu", "deep_relu"]
+    assert problems.data["linear"].Y.shape == (5, 2) and problems.data["relu"].Y.shape == (5, 1)
+    assert [tuple(p.shape) for p in problems.params0["deep_relu"]] == [(2, 4, 6), (2, 4, 4), (2, 1, 4)]
+    other = experiments.build_problems(2, 5, 6, 4, 3, 0.5, torch.Generator().manual_seed(1),
+                                       torch.Generator().manual_seed(3))
+    assert torch.equal(other.data["relu"].X, problems.data["relu"].X)          # same data stream
+    assert not torch.equal(other.params0["relu"][0], problems.params0["relu"][0])
+
+
+def test_flow_experiment(problems):
+    """Theorem ``prf:thm-conservation-laws-balancedness``: ReLU drift at solver level, tanh drift large."""
+    flow = experiments.flow_experiment(problems, ["relu", "tanh"], 1.0, 1e-9)
+    assert flow.drift["relu"] < 100 * 1e-9 * max(1.0, flow.scale["relu"])
+    assert flow.drift["tanh"] > 1e3 * flow.drift["relu"]
+
+
+def test_descent_and_layer_growth(problems):
+    """Proposition ``prf:thm-conservation-laws-one-step`` (slope ~ 1) and Corollary
+    ``prf:thm-conservation-laws-deep`` (layers grow alike, up to the GD drift)."""
+    etas = [0.04, 0.02, 0.01]
+    calls = []
+    descent = experiments.descent_experiment(problems, etas, 2.0, progress=lambda it, name: calls.append(name) or it)
+    assert calls == list(problems.families)
+    assert descent.drift["relu"].shape == (3, 2) and len(descent.slopes["relu"]) == 2
+    assert all(abs(s - 1) < 0.1 for s in descent.slopes["relu"])
+    growth = experiments.layer_growth(descent.trajectories["deep_relu"])
+    assert growth.growth.shape == (len(growth.times), 3) and np.all(growth.growth[0] == 0)
+    assert growth.spread <= 2 * 4 * float(descent.drift["deep_relu"][-1, 0])
+    assert growth.largest >= growth.spread
+
+
+def test_one_step_experiment(problems):
+    """Proposition ``prf:thm-conservation-laws-one-step``: exact for homogeneous families, not for tanh."""
+    one_step = experiments.one_step_experiment(problems, 0.04, product_steps=20)
+    assert max(one_step.error[n] for n in problems.homogeneous) < 1e-13
+    assert one_step.error["tanh"] > 1e-8
+    assert one_step.product_law_error < 1e-12

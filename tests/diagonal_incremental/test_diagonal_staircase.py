@@ -1,0 +1,41 @@
+"""Theorem 4.1 (thm-diagonal-incremental-main) measured by the staircase studies, on Sigma = I where
+Algorithm 1 has the closed form T_k = 1/|beta*|_(k)."""
+import numpy as np
+import pytest
+import torch
+
+from stagewise.diagonal_incremental import closed_forms, networks, staircase
+
+BETA_STAR = [0.9, -0.5, 0.3]
+
+
+@pytest.fixture(scope="module")
+def studies():
+    model = networks.LinearDiagonal(torch.eye(3, dtype=torch.float64), torch.tensor(BETA_STAR, dtype=torch.float64))
+    fs = staircase.flow_study(model, [1e-16, 1e-32, 1e-64], np.array([1.0, 0.7, -1.2]), np.array([0.3, -0.2, 0.5]),
+                              rtol=1e-9, n_tau=801)
+    return model, fs, staircase.transition_study(model, fs)
+
+
+def test_flow_study_and_transition_times(studies):
+    """Stage times of Algorithm 1 and their extrapolation from the exact flow (Theorem 4.1)."""
+    model, fs, ts = studies
+    T, _, _ = closed_forms.closed_form_orthogonal(np.array(BETA_STAR))
+    np.testing.assert_allclose(fs.T, T, rtol=1e-10)
+    assert fs.K == 3 and fs.j_min == 2 and fs.tau_end == pytest.approx(1.1 * T[-1] + 0.3)
+    assert ts.complete and ts.times.shape == (3, 3)
+    assert ts.rel_err_extrap.max() < 2e-3 and ts.rel_err_raw.max() < 0.05
+    np.testing.assert_allclose(ts.C_k, (ts.times[2] - T) * np.log(1e64))
+    assert fs.first_active() == 0                       # the largest |beta*_i| switches on first
+
+
+def test_plateau_and_log_scale_studies(studies):
+    """Theorem 4.1 on the plateaus (losses, weights, ranks) and the bookkeeping b^k of eq. (12)."""
+    model, fs, ts = studies
+    ps = staircase.plateau_study(fs, d=2)
+    assert ps.n_plateaus == 4 and ps.staircase
+    assert ps.loss_err < 1e-6 and ps.beta_err < 1e-6
+    ls = staircase.log_scale_study(fs)
+    assert ls.b_err < 0.05 and ls.b_err_const == pytest.approx(ls.b_err * np.log(1e64))
+    corrected, uncorrected = staircase.finite_alpha_correction(model, fs, ts)
+    assert np.isfinite(corrected) and 0 < uncorrected < 1

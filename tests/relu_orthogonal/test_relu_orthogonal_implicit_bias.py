@@ -1,0 +1,28 @@
+"""Tests of stagewise.relu_orthogonal.implicit_bias: Eq. (15), its sandwich and Theorem 3's experiments, small."""
+import numpy as np
+import pytest
+
+from stagewise.relu_orthogonal import implicit_bias
+
+
+def test_norm_vs_n_small():
+    """Eq. (15) sandwich holds in every draw; ratio to the optimum between 1 and 1 + sqrt(2)."""
+    sc = implicit_bias.norm_vs_n(1, 9, 3)
+    assert sc.ns.tolist() == [16, 32, 64, 128, 256, 512] and all(sc.sandwich_ok)
+    assert np.all((sc.ratio >= 1) & (sc.ratio <= 1 + np.sqrt(2)))
+    assert 0.3 < sc.slope_alg < 0.8 and sc.slope_opt == pytest.approx(0.5, abs=0.1)
+
+
+def test_norm_vs_n_gd_small():
+    """Gradient descent reaches an interpolator whose norm is at least the minimal one (Eq. 15's lower bound)."""
+    gd = implicit_bias.norm_vs_n_gd(2, 5, 30.0, draws=2)
+    assert gd.rows.shape == (4, 6) and gd.interpolating.any() and gd.lower_ok
+    assert np.all(gd.over_alg1 > 0.5) and np.all(gd.over_alg1 < 1.5)
+
+
+def test_norm_vs_width_small():
+    """Fig. 6 at small widths: sandwich, GD lower bound; He init trains (not yet lazy at m = 16)."""
+    w = implicit_bias.norm_vs_width(3, 4, 4, [16], 30.0, widths=2 ** np.arange(4, 7), gd_draws=2)
+    assert w.ratio.shape == (3,) and all(w.sandwich_ok) and w.gd_lower_ok
+    assert w.he_pred.tolist() == [17 / 3] and w.he_lazy_error == 0.0
+    assert np.all(np.isfinite(w.he_norm)) and np.all(w.he_ratio > 0)
