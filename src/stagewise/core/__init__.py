@@ -16,6 +16,7 @@
 ``provenance``     commit, versions, code fingerprint
 ``device``         device choice, dtype, seeding, thread count
 ``faults``         fault-injection points for the safety tests
+``mutation``       replaces a package function in a chapter's kernel, for mutation tests
 =================  ====================================================================
 
 ``core`` never imports a chapter subpackage or ``numerics``; a chapter's cross-parameter

@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from stagewise.core import checks, device as devices, faults
+from stagewise.core import checks, device as devices, faults, mutation
 from stagewise.core.registry import get_chapter
 from stagewise.core.figures import export, use_style
 from stagewise.core.parameters import validate
@@ -176,6 +176,7 @@ def _glue(name: str, value: Any) -> None:
 def start(chapter: str, namespace: dict[str, Any]) -> Run:
     """Validate the notebook's parameters and set up device, seed, threads and style."""
     faults.point("notebook-start")
+    mutation.apply_from_env()  # only in mutation tests (STAGEWISE_MUTATION)
     spec = get_chapter(chapter)
     parameters = validate(spec.parameters, namespace)
     spec.check_parameters(parameters)
