@@ -47,6 +47,10 @@ def test_every_chapter_ran_strictly_and_meets_the_results_contract(built_book):
         results = json.loads((folder / "results.json").read_text())
         assert results["status"] == "complete" and results["chapter"] == chapter.name
         assert results["checks"] and all(c["passed"] for c in results["checks"]), chapter.name
+        if any("control" in c for c in results["checks"]):  # a chapter with controls has one for every theorem check
+            weak = [c["name"] for c in results["checks"]
+                    if c.get("kind") != "sanity" and not (c.get("control") or {}).get("failed")]
+            assert not weak, f"{chapter.name}: theorem checks without a failing control: {weak}"
         assert {"commit", "dirty", "versions", "device", "seed", "code_fingerprint"} <= set(results["provenance"])
         stems = {}
         for path in (folder / "figures").iterdir():
