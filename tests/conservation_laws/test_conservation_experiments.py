@@ -30,6 +30,20 @@ def test_flow_experiment(problems):
     flow = experiments.flow_experiment(problems, ["relu", "tanh"], 1.0, 1e-9)
     assert flow.drift["relu"] < 100 * 1e-9 * max(1.0, flow.scale["relu"])
     assert flow.drift["tanh"] > 1e3 * flow.drift["relu"]
+    assert flow.sum_drift["relu"] > 1e3 * flow.drift["relu"]       # the control: the sum is not conserved
+    assert len(flow.trajectories["relu"].states) == len(flow.trajectories["relu"].times)
+
+
+def test_sign_and_orthogonal_init_experiments(problems):
+    """Corollary ``prf:thm-conservation-laws-relu`` (signs kept for |a| >= ||w||, the control neuron
+    flips) and Corollary ``prf:thm-conservation-laws-linear`` from I_gamma (2 gamma P^T P kept)."""
+    flow = experiments.flow_experiment(problems, ["relu"], 2.0, 1e-8)
+    signs = experiments.sign_experiment(problems, flow, 2.0, 1e-6)
+    assert signs.flips == 0 and signs.balanced_flips == 0 and signs.control_flips == 1
+    assert signs.margin > 0
+    ortho = experiments.orthogonal_init_experiment(problems, 0.125, 2.0, 1e-9, torch.Generator().manual_seed(4))
+    assert ortho.scale == 0.25 and ortho.error < 1e-7
+    assert abs(ortho.control_error - 0.125) < 1e-6
 
 
 def test_descent_and_layer_growth(problems):
@@ -41,6 +55,7 @@ def test_descent_and_layer_growth(problems):
     assert calls == list(problems.families)
     assert descent.drift["relu"].shape == (3, 2) and len(descent.slopes["relu"]) == 2
     assert all(abs(s - 1) < 0.1 for s in descent.slopes["relu"])
+    assert all(abs(s) < 0.2 for s in descent.slopes["tanh"])       # the control: no homogeneity, no slope 1
     growth = experiments.layer_growth(descent.trajectories["deep_relu"])
     assert growth.growth.shape == (len(growth.times), 3) and np.all(growth.growth[0] == 0)
     assert growth.spread <= 2 * 4 * float(descent.drift["deep_relu"][-1, 0])

@@ -4,7 +4,9 @@ For a hidden neuron with a positively homogeneous activation, gradient flow cons
 ``||theta_in||^2 - ||theta_out||^2``; one gradient-descent step changes such a conserved
 quadratic form by exactly ``eta^2 Q(grad)``, so over a fixed time horizon the drift is linear
 in the step size; without homogeneity (``tanh``) the law fails. The chapter checks all three
-in the diagonal, two-layer linear, two-layer ReLU and deep ReLU networks.
+in the diagonal, two-layer linear, two-layer ReLU and deep ReLU networks. The gradient-descent
+forms of the diagonal and ReLU laws are derived in the chapter from the one-step proposition;
+the papers state only the gradient-flow laws.
 
 Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
 
@@ -22,9 +24,11 @@ Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
 ``thm-conservation-laws-diagonal``         ``models.FAMILIES["diagonal"]`` (``u_i^2 - v_i^2``),
 (Corollary: Diagonal networks)             ``one_step_law.diagonal_product_law``
 ``thm-conservation-laws-linear``           ``models.FAMILIES["linear"]``
-(Corollary: Two-layer linear networks)     (``W1^T W1 - W2 W2^T``)
+(Corollary: Two-layer linear networks)     (``W1^T W1 - W2 W2^T``),
+                                           ``experiments.orthogonal_init_experiment`` (``I_gamma``)
 ``thm-conservation-laws-relu``             ``models.FAMILIES["relu"]`` (``a_j^2 - ||w_j||^2``;
-(Corollary: Two-layer ReLU networks)       ``FAMILIES["tanh"]`` is the non-homogeneous counterexample)
+(Corollary: Two-layer ReLU networks)       ``FAMILIES["tanh"]`` is the non-homogeneous counterexample),
+                                           ``experiments.sign_experiment`` (signs of ``a_j``)
 ``thm-conservation-laws-deep``             ``models.FAMILIES["deep_relu"]``,
 (Corollary: Deep ReLU networks)            ``gradient_descent.gd_drift_study`` (layer norms),
                                            ``experiments.layer_growth``

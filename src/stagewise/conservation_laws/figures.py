@@ -31,15 +31,20 @@ def drift_vs_eta(descent: DescentResult, horizon: float) -> plt.Figure:
     """``fig-conservation-laws-drift-vs-eta``: drift over the horizon against the step size
     (seed average, log-log), with the per-seed mean slopes and a slope-1 line."""
     etas = descent.etas
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = plt.subplots(figsize=(7.4, 3.6))
+    styles = ["o-", "s--", "^-.", "D:", "v-"]   # distinct markers and dashes: overlapping curves stay visible
     for i, (name, values) in enumerate(descent.drift.items()):
         label = f"{name.replace('_', ' ')} (slope {np.mean(descent.slopes[name]):.2f})"
-        ax.loglog(etas, values.mean(1), "o-", color=f"C{i}", label=label)
-    reference = descent.drift["relu"].mean(1)[-1] * np.asarray(etas) / etas[-1]
+        ax.loglog(etas, values.mean(1), styles[i % len(styles)], color=f"C{i}", label=label,
+                  markersize=9 - 1.5 * i, markerfacecolor="none" if i % 2 else f"C{i}", linewidth=2.4 - 0.4 * i)
+    reference = 0.3 * descent.drift["relu"].mean(1)[-1] * np.asarray(etas) / etas[-1]   # below the curves
     ax.loglog(etas, reference, "k:", label="slope 1")
+    ax.set_xticks(etas, [f"{eta:g}" for eta in etas])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("step size $\\eta$")
     ax.set_ylabel(f"drift over $T$ = {horizon:g}")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    fig.tight_layout()
     return fig
 
 

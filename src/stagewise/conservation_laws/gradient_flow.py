@@ -27,11 +27,15 @@ def gradient_flow_study(family: Family, data: Data, params0: Params, horizon: fl
     """Gradient flow by an adaptive DOP853 solver (all seeds in one system), ``atol = rtol / 100``.
 
     Returns the invariants at ``n_records + 1`` equally spaced times in ``[0, horizon]``,
-    shape ``(T, 1, S, K)``, and no layer norms (Theorem ``prf:thm-conservation-laws-balancedness``:
-    the invariants stay constant up to solver error for the homogeneous families).
+    shape ``(T, 1, S, K)`` (Theorem ``prf:thm-conservation-laws-balancedness``: they stay constant
+    up to solver error for the homogeneous families), the squared Frobenius norm of every
+    parameter tensor, shape ``(T, 1, S, n_tensors)`` (not conserved: their *sum* is the wrong
+    hypothesis the chapter's checks must reject), and the parameters at every record.
     """
     times = np.linspace(0.0, horizon, n_records + 1)
-    states = integrate_flow(gradient_flow_field(family, params0, data), flatten_batched(params0), times,
-                            rtol=rtol, atol=rtol * 1e-2)
-    invariants = torch.stack([family.invariant(unflatten_batched(s, params0)) for s in states])
-    return Trajectory(times, invariants[:, None])
+    flat = integrate_flow(gradient_flow_field(family, params0, data), flatten_batched(params0), times,
+                          rtol=rtol, atol=rtol * 1e-2)
+    states = [unflatten_batched(s, params0) for s in flat]
+    invariants = torch.stack([family.invariant(p) for p in states])
+    norms = torch.stack([torch.stack([(W**2).flatten(1).sum(-1) for W in p], dim=-1) for p in states])
+    return Trajectory(times, invariants[:, None], norms[:, None], states)

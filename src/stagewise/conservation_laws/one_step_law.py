@@ -30,8 +30,10 @@ def diagonal_product_law(u0: torch.Tensor, v0: torch.Tensor, data: Data, eta: fl
 
     The prediction is ``(u_0^2 - v_0^2) prod_t (1 - eta^2 g_t^2)`` with ``g_t`` the
     gradient in the product ``w = u * v`` at step t: the diagonal case of Proposition
-    ``prf:thm-conservation-laws-one-step`` (Lemma 4.2 of Boix-Adsera et al. 2023 and its
-    gradient-descent form).
+    ``prf:thm-conservation-laws-one-step``, derived in the chapter (Lemma 4.2 of Boix-Adsera
+    et al. 2023 is the gradient-flow law; neither paper states this step form). Each factor is
+    the identity ``(u - eta g v)^2 - (v - eta g u)^2 = (u^2 - v^2)(1 - eta^2 g^2)``, true for
+    any ``g``: the chapter shows this as a sanity row.
     """
     family = FAMILIES["diagonal"]
     u, v = u0.clone(), v0.clone()

@@ -14,7 +14,8 @@ class Trajectory:
 
     times: np.ndarray
     invariants: torch.Tensor
-    layer_norms: torch.Tensor | None = None  # GD only: ||W||_F^2 of every parameter tensor, shape (T, E, S, n_tensors)
+    layer_norms: torch.Tensor | None = None  # ||W||_F^2 of every parameter tensor, shape (T, E, S, n_tensors)
+    states: list | None = None  # gradient flow only: the parameters (a ``Params``) at every record
 
 
 def max_drift(invariants: torch.Tensor) -> torch.Tensor:
