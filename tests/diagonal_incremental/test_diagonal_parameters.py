@@ -6,7 +6,7 @@ from stagewise.diagonal_incremental import parameters
 
 
 def test_check_parameters_messages():
-    """Extrapolation in 1/log(1/alpha) needs >= 3 alphas, one <= 1e-16; the toy teacher fits d = 12."""
+    """Extrapolation in 1/log(1/alpha) needs >= 3 alphas, one <= 1e-16; the toy teacher fits d = 10."""
     ok = {"alphas_flow": [1e-8, 1e-16, 1e-32], "teacher_kq": 2, "teacher_vo": 2, "scale": "toy"}
     parameters.check_parameters(ok)
     for bad, word in (({"alphas_flow": [1e-8, 1e-16]}, "alphas_flow"),

@@ -57,6 +57,30 @@ def stationarity(model: DiagonalModel, stages: list[Stage]) -> float:
     return float(max(np.abs(g[s.support]).max() for g, s in zip(gam, stages[1:])))
 
 
+def saddle_eigenvalue(model: DiagonalModel, stages: list[Stage]) -> float:
+    """The control of Assumption 4.4: the smallest Hessian eigenvalue of ``L`` in the FULL weight space at
+    ``theta^k``, ``k < K``. An inactive coordinate contributes the block ``[[0, -g_i], [-g_i, 0]]`` in
+    ``(u_i, v_i)``, with eigenvalues ``+-|g_i|``; the value is ``min_k (-max_{i not in supp} |g_i(theta^k)|)``,
+    negative wherever a next stage exists (``theta^k`` is a saddle there, a minimum only on its support)."""
+    vals = []
+    for s in stages[:-1]:
+        gam = model.g(torch.from_numpy(s.beta)[None].to(model.device))[0].cpu().numpy()
+        vals.append(-float(np.abs(np.delete(gam, s.support)).max()))
+    return float(min(vals))
+
+
+def stage_b_wrong_sign(model: DiagonalModel, stages: list[Stage], eps2: float = 1e-8) -> float:
+    """The control of Assumption 4.5: stage (B) seeded with the sign ``-sgn g_{i_k}(theta^k)`` (the wrong
+    branch); returns the largest ``max |beta - beta^{k+1}|`` (the seed decays, the run stays at ``theta^k``)."""
+    worst = 0.0
+    for prev, nxt in zip(stages[:-1], stages[1:]):
+        s0 = prev.beta.copy()
+        s0[nxt.coordinate] = -nxt.sign * eps2
+        beta, _, _ = train_active(model, s0, np.append(prev.support, nxt.coordinate), stage=nxt.k)
+        worst = max(worst, float(np.abs(beta - nxt.beta).max()))
+    return worst
+
+
 def assumption_study(model: DiagonalModel, stages: list[Stage], seed: int) -> AssumptionStudy:
     """The practical checks of Assumptions 4.3, 4.4 and 4.5 (``seed`` drives the jitter of 4.5)."""
     return AssumptionStudy(float(min(s.margin for s in stages[1:])), float(min(s.hessian_min for s in stages[1:])),
@@ -80,18 +104,21 @@ class PerturbationStudy:
 
 def perturbation_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, alpha: float, T: np.ndarray,
                        mids: np.ndarray, u0: np.ndarray, v0: np.ndarray, rng: np.random.Generator, std: float,
-                       eta: float, n_steps: int = 1000, device="cpu") -> PerturbationStudy:
+                       eta: float, n_steps: int = 1000, device="cpu", everywhere: bool = False) -> PerturbationStudy:
     """Assumption 4.4 by perturbation (paper App. A, Figs. 3, 10, 11): at each plateau midpoint in ``mids``
     take the weights of the exact flow (``b`` ``(len(tau), p)`` at ``alpha``, eq. 7), add Gaussian noise
     of std ``std`` to the non-negligible ones (``|u_i|`` or ``|v_i| > 1e-5``), and train both by GD. Each
     plateau's window goes 40% of the way from its midpoint to the next transition, ``0.2 (T_{k+1} - T_k)``
-    in rescaled time (``mids[q]`` lies between ``T[q]`` and ``T[q + 1]``; the last plateau has no end)."""
+    in rescaled time (``mids[q]`` lies between ``T[q]`` and ``T[q + 1]``; the last plateau has no end).
+
+    ``everywhere=True`` is the control: it perturbs the negligible coordinates too, i.e. leaves the
+    balanced support of ``theta^k``, along which ``theta^k`` is a saddle, not a minimum."""
     L = -math.log(alpha)
     starts = []
     for m in mids:
         i = int(np.argmin(np.abs(tau - m)))
         u, v = weights_from_b(b[i], L, u0, v0)
-        big = (np.abs(u) > 1e-5) | (np.abs(v) > 1e-5)
+        big = (np.abs(u) > 1e-5) | (np.abs(v) > 1e-5) | everywhere
         up, vp = u.copy(), v.copy()
         up[big] += std * rng.standard_normal(big.sum())
         vp[big] += std * rng.standard_normal(big.sum())

@@ -112,12 +112,16 @@ def identity_error(run: DescentRun, n_steps: int) -> float:
 
 
 def conservation_study(model: DiagonalModel, u0: np.ndarray, v0: np.ndarray, etas, t_end: float,
-                       alpha: float = 0.01, device="cpu",
-                       progress: Callable | None = None) -> ConservationStudy:
+                       alpha: float = 0.01, device="cpu", progress: Callable | None = None,
+                       same_steps: bool = False) -> ConservationStudy:
     """Lemma 4.2 broken by GD at O(eta) and Proposition prop-diagonal-incremental-gd exact: one run per step
-    size from ``alpha theta_0`` to time ``t_end``; slopes are ``d log drift / d log eta`` of neighbours."""
+    size from ``alpha theta_0`` to time ``t_end``; slopes are ``d log drift / d log eta`` of neighbours.
+
+    ``same_steps=True`` is the control (a broken experiment): every step size runs the number of steps
+    the largest one needs for ``t_end``, so the runs do not reach the same time; while ``g`` is nearly
+    constant (``t_end`` before the first transition) the violation then scales like ``eta^2``, slope 2."""
     etas = list(etas)
-    steps = [int(round(t_end / e)) for e in etas]
+    steps = [int(round(t_end / (etas[0] if same_steps else e))) for e in etas]
     runs = [gradient_descent(model, u0, v0, [alpha], [e], n, record_every=10**9, device=device)
             for e, n in zip(progress(etas) if progress else etas, steps)]
     drift = [float(np.max(np.abs(r.c / r.c0 - 1))) for r in runs]

@@ -42,6 +42,9 @@ def loss_figure(fs: FlowStudy, gd: DescentRun, alphas_gd) -> plt.Figure:
     ax.set(xlabel=RESCALED, ylabel="loss", xlim=(0, fs.tau_end))
     ax.set_yscale("symlog", linthresh=1e-3)
     ax.set_ylim(0, 1.5 * fs.levels[0])
+    ax.axhspan(0, 1e-3, color="0.9", zorder=0)          # symlog: the axis is linear below 1e-3
+    ax.text(0.01, 5e-4, "linear scale below 1e-3", transform=ax.get_yaxis_transform(), fontsize=7,
+            va="center", color="0.4")
     ax.legend(fontsize=7, ncol=2)
     return fig
 

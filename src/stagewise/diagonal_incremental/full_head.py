@@ -46,10 +46,20 @@ class FullHeadRun:
         """Largest rise of :meth:`count` between two records (1: one singular value at a time)."""
         return int(np.diff(self.count(threshold)).max())
 
-    def sv_err(self, svals_kq, svals_vo) -> float:
-        """Largest distance of the final top singular values to the teacher's."""
-        return float(max(np.abs(self.s_kq[-1, :len(svals_kq)] - svals_kq).max(),
-                         np.abs(self.s_vo[-1, :len(svals_vo)] - svals_vo).max()))
+    def truncated(self, fraction: float) -> "FullHeadRun":
+        """The records of the first ``fraction`` of the run (the control "half the steps")."""
+        n = max(1, int(round(fraction * (len(self.tau) - 1))) + 1)
+        return FullHeadRun(self.tau[:n], self.loss[:n], self.s_kq[:n], self.s_vo[:n])
+
+    def never_falls(self, threshold: float = 0.05) -> bool:
+        """:meth:`count` never decreases between two records (no singular value switches off again)."""
+        return bool(np.diff(self.count(threshold)).min(initial=0) >= 0)
+
+    def sv_err(self, svals_kq, svals_vo, record: int = -1) -> float:
+        """Largest distance of the top singular values at ``record`` (default: the last) to the teacher's;
+        ``record=0`` is the untrained head, the control of the check."""
+        return float(max(np.abs(self.s_kq[record, :len(svals_kq)] - svals_kq).max(),
+                         np.abs(self.s_vo[record, :len(svals_vo)] - svals_vo).max()))
 
 
 def full_head_gd(X, Y, alpha: float, eta: float, n_steps: int, generator: torch.Generator,

@@ -14,5 +14,5 @@ def check_parameters(values: dict) -> None:
         raise ParameterError("parameter alphas_flow: the smallest value must be <= 1e-16 so that stages "
                              "separate; allowed: include a value in [1e-300, 1e-16]")
     if values.get("teacher_kq", 1) + values.get("teacher_vo", 1) > 8 and values.get("scale") == "toy":
-        raise ParameterError("parameter teacher_kq: teacher_kq + teacher_vo must be <= 8 at scale toy (d = 12); "
+        raise ParameterError("parameter teacher_kq: teacher_kq + teacher_vo must be <= 8 at scale toy (d = 10); "
                              "allowed: a smaller sum or scale paper")

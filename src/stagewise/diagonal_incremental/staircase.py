@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from stagewise.diagonal_incremental.algorithm import Stage, algorithm1
 from stagewise.diagonal_incremental.flow import log_scale_flow, normalize_init
@@ -194,3 +195,34 @@ def log_scale_study(fs: FlowStudy) -> LogScaleStudy:
     un, vn = normalize_init(fs.u0, fs.v0)
     return LogScaleStudy(b_sim, knots, b_knots, b_err, b_err * -math.log(min(fs.alphas)),
                          float(np.abs(np.log(un + vn)).max()))
+
+
+def frozen_race_times(model: DiagonalModel, K: int) -> np.ndarray:
+    """A wrong theory, the control of the transition-time checks: coordinates learned independently,
+    each at the rate of the gradient at ``beta = 0`` (no stage changes ``g``). With ``b^0 = 1`` coordinate
+    ``i`` would switch on at ``1/|g_i(0)|``; returns the ``K`` smallest such times (``inf`` where fewer than
+    ``K`` coordinates have ``g_i(0) != 0``)."""
+    g0 = model.g(torch.zeros(1, model.p, dtype=torch.float64, device=model.device))[0].cpu().numpy()
+    with np.errstate(divide="ignore"):
+        return np.sort(1.0 / np.abs(g0))[:K]
+
+
+@dataclass
+class PlateauReadout:
+    """Theorem 4.1's plateau observables read from another trajectory at ``fs``'s plateau midpoints."""
+
+    loss_err: float
+    beta_err: float
+    staircase: bool
+
+
+def plateau_readout(fs: FlowStudy, ps: PlateauStudy, tau: np.ndarray, loss: np.ndarray, beta: np.ndarray,
+                    d: int) -> PlateauReadout:
+    """The measures of :func:`plateau_study` (loss error relative to ``L(0)``, weight error, ranks equal to
+    Algorithm 1's) on the trajectory ``(tau, loss, beta)`` — the control runs them on gradient descent at a
+    large alpha, where the theorem does not apply."""
+    idx = [int(np.argmin(np.abs(tau - m))) for m in ps.mids]
+    ranks = support_counts(beta[idx], d)
+    return PlateauReadout(float(np.max(np.abs(loss[idx] - fs.levels)) / fs.levels[0]),
+                          float(max(np.abs(beta[i] - s.beta).max() for i, s in zip(idx, fs.stages))),
+                          bool(np.array_equal(ranks, ps.ranks_alg)))
