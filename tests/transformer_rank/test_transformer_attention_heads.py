@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from stagewise.transformer_rank.attention_heads import extraction_error, head_matrices, rank_tail
+from stagewise.transformer_rank.attention_heads import attention_output_error, extraction_error, head_matrices, rank_tail
 from stagewise.transformer_rank.initialization import init_params
 from stagewise.transformer_rank.model import attention
 from transformer_problem import rand as _rand, tiny as _tiny
@@ -41,6 +41,17 @@ def test_extraction_error_small():
     cfg = _tiny()
     p = init_params(cfg, [1.0, 0.5], 0)
     assert extraction_error(p, cfg, _rand(3, cfg.tokens, cfg.inputs), replica=1) < 1e-5
+
+
+def test_attention_output_error_small_and_swapped_factors_caught():
+    """Eq. (1) for both matrices: the first layer's output rebuilt from KQ and VO matches the model's;
+    with the factors swapped (W_Q W_K^T, W_O W_V^T) it does not."""
+    cfg = _tiny()
+    p = init_params(cfg, [1.0, 0.5], 0)
+    x = _rand(3, cfg.tokens, cfg.inputs)
+    assert attention_output_error(p, cfg, x, replica=1) < 1e-5
+    assert attention_output_error(p, cfg, x, replica=1, transpose=True) > 1e-2
+    assert extraction_error(p, cfg, x, replica=1, transpose=True) > 1e-2
 
 
 def test_rank_tail_is_round_off():

@@ -5,14 +5,15 @@ from stagewise.transformer_rank.initialization import init_params
 from transformer_problem import tiny as _tiny
 
 
-def test_init_scale_multiplies_block_weights_only():
-    """Section 5: the scale multiplies the block weights, not the token mapper or the head;
-    one seed gives one initialization direction."""
+def test_init_scale_multiplies_all_but_the_token_mapper():
+    """Section 5: the scale multiplies every layer except the initial token mapper (and the
+    LayerNorms, reconstructed); one seed gives one initialization direction."""
     cfg = _tiny()
     p = init_params(cfg, [1.0, 0.1], 3)
-    assert torch.allclose(p["blocks.0.qkv"][1], 0.1 * p["blocks.0.qkv"][0])
-    assert torch.allclose(p["blocks.1.mlp2"][1], 0.1 * p["blocks.1.mlp2"][0])
-    assert torch.equal(p["embed"][1], p["embed"][0]) and torch.equal(p["head"][1], p["head"][0])
+    for name in ("blocks.0.qkv", "blocks.1.mlp2", "blocks.0.out_b", "head", "head_b", "cls", "pos"):
+        assert torch.allclose(p[name][1], 0.1 * p[name][0]), name
+    for name in ("embed", "embed_b", "blocks.0.ln1_g", "lnf_g"):
+        assert torch.equal(p[name][1], p[name][0]), name
     q = init_params(cfg, [1.0], 3)
     assert torch.equal(q["blocks.0.qkv"][0], p["blocks.0.qkv"][0])            # same seed, same direction
 

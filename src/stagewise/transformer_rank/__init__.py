@@ -13,12 +13,14 @@ Statements of the chapter and the code that implements them:
 * ``prop-transformer-rank-bound`` (Proposition, rank of the per-head matrices <= d_h, change
   <= 2 d_h): ``attention_heads.head_matrices`` (paper eq. (1)), ``spectra.checkpoint_spectra``
   (difference of products); checked by ``attention_heads.extraction_error``,
-  ``attention_heads.rank_tail`` and ``summaries.extraction_checks``.
+  ``attention_heads.attention_output_error``, ``attention_heads.rank_tail`` and ``summaries.extraction_checks``.
 * ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal): context only, not
   simulated in this chapter (see the diagonal-incremental chapter).
 * ``asm-transformer-rank-claims`` (the empirical claims (a)-(c) of Section 5 / Appendix B):
   ``experiments.run_vit`` (claims (a)-(c)), ``experiments.run_gpt`` (claim (b), GPT-2),
-  ``summaries.summarize_vit`` / ``summarize_gpt`` / ``verdicts`` (the observables and verdicts),
+  ``summaries.summarize_vit`` / ``summarize_gpt`` / ``growth_stats`` / ``verdicts`` (the observables and
+  verdicts; a growth counts beyond two standard errors over heads), ``summaries.random_change_ratio`` (the
+  control of the low-rank check),
   ``figures.fig_spectra`` / ``fig_srank`` / ``fig_scale_svals`` / ``fig_scale_srank`` / ``fig_gpt``.
 
 Modules:

@@ -2,14 +2,15 @@
 
 :func:`head_matrices` slices the fused ``to_qkv`` / ``to_out`` weights of a layer into the
 per-head products of Proposition prop-transformer-rank-bound (rank at most ``d_h``);
-:func:`extraction_error` checks the slicing against the model's own attention logits and
+:func:`extraction_error` checks the slicing against the model's own attention logits,
+:func:`attention_output_error` against its attention output (both matrices), and
 :func:`rank_tail` the rank bound on trained weights.
 """
 from __future__ import annotations
 
 import torch
 
-from stagewise.transformer_rank.model import Config, layer_norm, linear, vit_tokens
+from stagewise.transformer_rank.model import Config, attention, layer_norm, linear, vit_tokens
 
 
 def head_matrices(qkv: torch.Tensor, out: torch.Tensor, heads: int, head_dim: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -31,20 +32,45 @@ def head_matrices(qkv: torch.Tensor, out: torch.Tensor, heads: int, head_dim: in
 
 
 @torch.no_grad()
-def extraction_error(params, cfg: Config, patches: torch.Tensor, replica: int = 0) -> float:
+def extraction_error(params, cfg: Config, patches: torch.Tensor, replica: int = 0, transpose: bool = False) -> float:
     """Relative max error between the model's attention logits ``q_i . k_j`` of every head of
     the first layer and ``x_i^T (W_K W_Q^T)^T x_j`` built from :func:`head_matrices`, where
     X is the LayerNormed input of that layer in the ViT's own forward pass (paper eq. (1);
-    the chapter's "Extraction" check)."""
+    the chapter's "Extraction" check). ``transpose=True`` uses ``W_Q W_K^T`` (the wrong extraction)."""
     z = vit_tokens(params, cfg, patches)
     x = layer_norm(z, params["blocks.0.ln1_g"], params["blocks.0.ln1_b"])[replica]      # (B, T, D)
     q, k, _ = linear(x.unsqueeze(0), params["blocks.0.qkv"][replica:replica + 1])[0].view(
         *x.shape[:2], 3, cfg.heads, cfg.head_dim).unbind(2)
     direct = torch.einsum("bihd,bjhd->bhij", q, k).double()
     kq, _ = head_matrices(params["blocks.0.qkv"][replica], params["blocks.0.out"][replica], cfg.heads, cfg.head_dim)
+    kq = kq.transpose(-1, -2) if transpose else kq
     xd = x.double()
     via = torch.einsum("bid,hed,bje->bhij", xd, kq, xd)   # x_i^T (W_Q W_K^T) x_j with KQ[e, d] = (W_K W_Q^T)[e, d]
     return float((direct - via).abs().max() / via.abs().max())
+
+
+@torch.no_grad()
+def attention_output_error(params, cfg: Config, patches: torch.Tensor, replica: int = 0,
+                           transpose: bool = False) -> float:
+    """Relative max error between the first layer's attention output computed by the model
+    (:func:`stagewise.transformer_rank.model.attention`, all heads, no output bias) and
+    ``sum_h smax(X KQ_h^T X^T / sqrt(d_h)) X VO_h`` built from :func:`head_matrices` alone
+    (paper eq. (1)): this tests the slicing of both ``W_K W_Q^T`` and ``W_V W_O^T``.
+
+    ``transpose=True`` uses ``W_Q W_K^T`` and ``W_O W_V^T`` instead (factors swapped), the
+    wrong extraction the check must reject.
+    """
+    z = vit_tokens(params, cfg, patches)
+    x = layer_norm(z, params["blocks.0.ln1_g"], params["blocks.0.ln1_b"])[replica]      # (B, T, D)
+    qkv, out = params["blocks.0.qkv"][replica], params["blocks.0.out"][replica]
+    direct = attention(x.unsqueeze(0), qkv.unsqueeze(0), out.unsqueeze(0), None, cfg.heads, cfg.head_dim)[0]
+    kq, vo = head_matrices(qkv, out, cfg.heads, cfg.head_dim)
+    if transpose:
+        kq, vo = kq.transpose(-1, -2), vo.transpose(-1, -2)
+    xd = x.double()
+    logits = torch.einsum("bid,hed,bje->bhij", xd, kq, xd) / cfg.head_dim ** 0.5     # query i, key j
+    via = torch.einsum("bhij,bjd,hde->bie", torch.softmax(logits, -1), xd, vo)
+    return float((direct.double() - via).abs().max() / via.abs().max())
 
 
 def rank_tail(qkv: torch.Tensor, out: torch.Tensor, heads: int, head_dim: int) -> float:

@@ -1,8 +1,9 @@
 """Initialization of the replica-batched transformers, with a per-replica scale (paper Section 5).
 
-One initialization direction is drawn (seeded, on the CPU) and copied to every replica; the
-weight matrices inside the transformer blocks are multiplied by the replica's scale, the
-"initialization scale" of Section 5 ("Effect of initialization scale", Figures 6 and 7).
+One initialization direction is drawn (seeded, on the CPU) and copied to every replica; every
+parameter except the initial token mapper (and the LayerNorms) is multiplied by the replica's
+scale, the "initialization scale" of Section 5 ("Effect of initialization scale", Figures 6 and 7:
+"varying the initialization scale of all layers ... we fix the scale of the initial token mapper").
 """
 from __future__ import annotations
 
@@ -32,9 +33,12 @@ def init_params(cfg: Config, scales: list[float], rng: torch.Generator | int,
 
     ViT: PyTorch defaults (lucidrains layout, ``to_qkv`` without bias). GPT: GPT-2's N(0, 0.02),
     residual projections N(0, 0.02 / sqrt(2 depth)), tied input/output embedding.
-    Replica r multiplies the weight matrices inside the transformer blocks by ``scales[r]``
-    (paper Section 5: "all layers ... except the initial token mapper"); embeddings, class
-    token, LayerNorms and biases keep their default values. Returns float32 leaf tensors
+    Replica r multiplies every parameter by ``scales[r]`` except the initial token mapper
+    (paper Section 5: "all layers ... we fix the scale of the initial token mapper"): the block
+    weights and biases, the class token, the position embedding and the classification head are
+    scaled; the patch embedding ``embed``/``embed_b`` (the token mapper) and the LayerNorm gains
+    and biases (reconstructed: a normalization is not an initialized layer) keep their
+    default values. Returns float32 leaf tensors
     ``(R, ...)`` on ``device`` that require gradients.
     """
     gen = torch.Generator().manual_seed(rng) if isinstance(rng, int) else rng
@@ -72,6 +76,8 @@ def init_params(cfg: Config, scales: list[float], rng: torch.Generator | int,
     if not gpt:
         base["head"] = _uniform(gen, (cfg.classes, D), D)
         base["head_b"] = _uniform(gen, (cfg.classes,), D)
+    fixed = {"embed", "embed_b"} | {n for n in base if "ln" in n.split(".")[-1]}
+    scaled |= set(base) - fixed
     s = torch.tensor(scales, dtype=torch.float64)
     params = {}
     for name, value in base.items():
