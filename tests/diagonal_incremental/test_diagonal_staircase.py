@@ -37,5 +37,3 @@ def test_plateau_and_log_scale_studies(studies):
     assert ps.loss_err < 1e-6 and ps.beta_err < 1e-6
     ls = staircase.log_scale_study(fs)
     assert ls.b_err < 0.05 and ls.b_err_const == pytest.approx(ls.b_err * np.log(1e64))
-    corrected, uncorrected = staircase.finite_alpha_correction(model, fs, ts)
-    assert np.isfinite(corrected) and 0 < uncorrected < 1

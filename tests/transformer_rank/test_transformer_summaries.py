@@ -38,7 +38,7 @@ def test_growth_needs_more_than_the_head_spread():
     rise = 1 + steps * torch.tensor([0.10, 0.12, 0.08, 0.11])
     g = growth_stats(rise, 2)
     assert g.growth == pytest.approx(float((rise[-1] - rise[2]).mean())) and g.significant
-    assert g.reversed == pytest.approx(-g.growth) and not g.reversed > g.spread
+    assert g.halted == 0.0 and not g.halted > g.spread
     assert not growth_stats(torch.ones(9, 4), 2).significant
     assert not growth_stats(rise.flip(0), 2).significant
     mixed = 1 + steps * torch.tensor([0.5, -0.4, 0.3, -0.3])

@@ -41,12 +41,18 @@ class Stage:
         return np.flatnonzero(self.beta != 0)
 
 
-def time_until_active(gamma: np.ndarray, b: np.ndarray, support: np.ndarray, g_tol: float) -> np.ndarray:
-    """Eq. (10): ``Delta(i) = (b_i - 1 + sgn g_i) / g_i``; infinite on the support or when ``|g_i| <= g_tol``."""
+def time_until_active(gamma: np.ndarray, b: np.ndarray, support: np.ndarray, g_tol: float,
+                      b_hi: np.ndarray | None = None) -> np.ndarray:
+    """Eq. (10): ``Delta(i) = (b_i - 1 + sgn g_i) / g_i``; infinite on the support or when ``|g_i| <= g_tol``.
+
+    ``b_hi`` replaces the upper threshold 2 (reached when ``g_i < 0``) by ``log_alpha c_i`` at finite alpha:
+    ``Delta(i) = (b_i - 0) / g_i`` for ``g_i > 0`` and ``(b_i - b_hi_i) / g_i`` for ``g_i < 0``."""
+    hi = np.full(gamma.shape, 2.0) if b_hi is None else np.asarray(b_hi, float)
     delta = np.full(gamma.shape, np.inf)
     live = np.abs(gamma) > g_tol
     live[support] = False
-    delta[live] = (b[live] - 1.0 + np.sign(gamma[live])) / gamma[live]
+    target = np.where(gamma > 0, 0.0, hi)
+    delta[live] = (b[live] - target[live]) / gamma[live]
     return delta
 
 
@@ -111,7 +117,7 @@ def train_active(model: DiagonalModel, beta0: np.ndarray, active: np.ndarray, *,
 
 def algorithm1(model: DiagonalModel, *, max_stages: int = 50, g_tol: float = 1e-8, eps2: float = 1e-8,
                rel_margin: float = 1e-6, stationarity_tol: float = 1e-9, b0: np.ndarray | None = None,
-               device=None) -> list[Stage]:
+               b_hi: np.ndarray | None = None, device=None) -> list[Stage]:
     """Algorithm 1 (paper Sec. 4), corrected: start from ``b^0 = 1`` (not 0) and seed stage (B) with
     ``sgn g_{i_k}(theta^k)``.
 
@@ -132,7 +138,7 @@ def algorithm1(model: DiagonalModel, *, max_stages: int = 50, g_tol: float = 1e-
     for k in range(max_stages):
         gamma = model.g(to(beta).to(dev))[0].cpu().numpy()
         support = np.flatnonzero(beta)
-        delta = time_until_active(gamma, b, support, g_tol)
+        delta = time_until_active(gamma, b, support, g_tol, b_hi)
         order = np.argsort(delta)
         ik = int(order[0])
         if not np.isfinite(delta[ik]):
@@ -151,7 +157,7 @@ def algorithm1(model: DiagonalModel, *, max_stages: int = 50, g_tol: float = 1e-
         b = b - gamma * delta[ik]
         b[support] = frozen
         s = int(np.sign(gamma[ik]))
-        b[ik] = 1.0 - s  # exactly 0 (s = +1) or 2 (s = -1)
+        b[ik] = 0.0 if s > 0 else (2.0 if b_hi is None else float(b_hi[ik]))  # 0 or 2 as alpha -> 0
         seed = beta.copy()
         seed[ik] = s * eps2
         beta, dropped, resid = train_active(model, seed, np.append(support, ik), g_tol=stationarity_tol,

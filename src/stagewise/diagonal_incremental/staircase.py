@@ -1,9 +1,8 @@
 """Theorem 4.1 measured on the exact flow: Algorithm 1's staircase against gradient flow at several alphas.
 
 :func:`flow_study` runs Algorithm 1 and the exact log-scale flow; :func:`transition_study` measures and
-extrapolates the transition times; :func:`finite_alpha_correction` tries the ``b^0 = log_alpha w(0)``
-correction; :func:`plateau_study` reads losses, weights and ranks at plateau midpoints; :func:`log_scale_study`
-compares ``b = log_alpha(u + v)`` with Algorithm 1's piecewise-linear bookkeeping ``b^k`` (eq. 12).
+extrapolates the transition times (the finite-alpha correction is in :mod:`.finite_alpha`);
+:func:`plateau_study` reads losses, weights and ranks at plateau midpoints; :func:`log_scale_study` compares ``b = log_alpha(u + v)`` with Algorithm 1's piecewise-linear bookkeeping ``b^k`` (eq. 12).
 """
 from __future__ import annotations
 
@@ -111,29 +110,21 @@ class TransitionStudy:
         return (self.times[int(np.argmin(self.x))] - self.T) / self.x.min()
 
 
+def measured_times(model: DiagonalModel, fs: FlowStudy) -> np.ndarray:
+    """Transition times ``(len(alphas), K)``: first crossing of each midpoint level, refined on the dense output."""
+    flow = fs.flow
+    return np.array([transition_times(fs.tau, flow["loss"][:, j], fs.levels,
+                                      lambda t, j=j: float(model.loss(flow["dense"](t)[j:j + 1])[0]))
+                     for j in range(len(fs.alphas))])
+
+
 def transition_study(model: DiagonalModel, fs: FlowStudy, order: int = 2) -> TransitionStudy:
     """Transition times at every alpha (midpoint crossings refined on the dense output) and their
     least-squares fit ``T + C_1 x + C_2 x^2`` (``numerics.fits.inverse_log_fit``)."""
-    flow = fs.flow
-    times = np.array([transition_times(fs.tau, flow["loss"][:, j], fs.levels,
-                                       lambda t, j=j: float(model.loss(flow["dense"](t)[j:j + 1])[0]))
-                      for j in range(len(fs.alphas))])
+    times = measured_times(model, fs)
     log_inv = -np.log(np.asarray(fs.alphas, float))
     fits = np.array([inverse_log_fit(log_inv, times[:, k], order) for k in range(fs.K)])
     return TransitionStudy(fs.T, 1.0 / log_inv, times, fits)
-
-
-def finite_alpha_correction(model: DiagonalModel, fs: FlowStudy, ts: TransitionStudy,
-                            device="cpu") -> tuple[float, float]:
-    """At the largest alpha: Algorithm 1 run from ``b^0 = log_alpha w(0)`` (research note) and from
-    ``b^0 = 1``; returns the largest miss ``(corrected, uncorrected)`` of the measured transition times
-    (``inf`` for the corrected one if its stage order differs)."""
-    j_max = int(np.argmax(fs.alphas))
-    stages_fin = algorithm1(model, b0=fs.flow["b0"][j_max], device=device)
-    same_order = [s.coordinate for s in stages_fin] == [s.coordinate for s in fs.stages]
-    T_fin = np.array([s.T for s in stages_fin[1:]])
-    corrected = float(np.abs(T_fin - ts.times[j_max]).max()) if same_order else math.inf
-    return corrected, float(np.abs(fs.T - ts.times[j_max]).max())
 
 
 @dataclass

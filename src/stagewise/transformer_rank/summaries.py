@@ -24,7 +24,7 @@ class Growth:
     """Head-averaged growth of a stable-rank curve from a quarter of training to the end, and its noise."""
     growth: float                # mean over heads (and layers) of srank(end) - srank(quarter)
     spread: float                # GROWTH_SE standard errors of the per-head growth
-    reversed: float              # control: the growth of the same curves read backwards in time
+    halted: float                # control: the growth if training had stopped at the quarter (flat curve)
 
     @property
     def significant(self) -> bool:
@@ -36,8 +36,10 @@ def growth_stats(sr: torch.Tensor, quarter: int) -> Growth:
     """:class:`Growth` of stable ranks ``sr`` ``(checkpoint, ...heads)``, all trailing axes being heads."""
     g = (sr[-1] - sr[quarter]).flatten().double()
     spread = GROWTH_SE * float(g.std() / g.numel() ** 0.5) if g.numel() > 1 else float("inf")
-    # control: the checkpoints from the quarter on read backwards in time (a falling stable rank)
-    return Growth(float(g.mean()), spread, -float(g.mean()))
+    # control: training stopped at the quarter, so every later checkpoint repeats the quarter's matrices
+    halted = sr.clone()
+    halted[quarter:] = sr[quarter]
+    return Growth(float(g.mean()), spread, float((halted[-1] - halted[quarter]).double().mean()))
 
 
 @dataclass
@@ -55,7 +57,7 @@ class VitSummary:
     init_vo: float
     final: dict[str, float]      # "adam_kq", "adam_vo", "sgd_kq", "sgd_vo": mean final srank
     growth: dict[str, float]     # same keys: mean srank at the end minus at the quarter
-    growth_stats: dict[str, Growth]  # same keys: growth, its head-to-head spread, reversed-time control
+    growth_stats: dict[str, Growth]  # same keys: growth, its head-to-head spread, halted-training control
     small_final: dict[str, float]   # "kq", "vo": mean final srank at the smallest scale
     large_final: dict[str, float]
     low_rank_ratio: float        # final srank(Delta KQ) / srank(KQ init), Adam (claim (a))
