@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup book test test-fast contract bench clean
+.PHONY: setup book pdf test test-fast contract bench clean
 
 setup: $(STAMP)
 
@@ -16,6 +16,9 @@ $(STAMP): requirements.txt requirements.lock pyproject.toml
 
 book: setup  ## execute stale chapters and build _build/html (warnings are errors)
 	$(BIN)/stagewise book --strict
+
+pdf: book  ## the whole book as one PDF, printed by the system Chromium: _build/pdf/learning-in-stages.pdf
+	$(BIN)/stagewise pdf
 
 test: setup  ## the whole test suite, including executing every chapter and building the book
 	$(BIN)/python -m pytest

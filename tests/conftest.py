@@ -28,3 +28,11 @@ def stagewise(*args: str, cwd: Path | None = None, extra_chapters: bool = True, 
         env["STAGEWISE_EXTRA_CHAPTERS"] = str(FIXTURE_CHAPTERS)
     return subprocess.run([STAGEWISE, *args], capture_output=True, text=True, cwd=cwd or ROOT, env=env,
                           timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def built_book():
+    """Executes every stale chapter (all of them on a fresh clone) and builds the HTML (once per session)."""
+    out = subprocess.run([STAGEWISE, "book", "--strict"], capture_output=True, text=True, cwd=ROOT, timeout=3600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out

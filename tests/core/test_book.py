@@ -27,14 +27,6 @@ def _book(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([STAGEWISE, "book", *args], capture_output=True, text=True, cwd=ROOT, timeout=3600)
 
 
-@pytest.fixture(scope="module")
-def built_book():
-    """Executes every stale chapter (all of them on a fresh clone) and builds the HTML."""
-    out = _book("--strict")
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    return out
-
-
 def test_toc_lists_every_chapter():
     toc = (ROOT / "_toc.yml").read_text()
     for chapter in all_chapters():

@@ -14,9 +14,12 @@ def _run() -> Run:
 
 def test_a_control_is_judged_by_the_same_criterion():
     run = _run()
-    assert run.check_below("error", 1e-9, 1e-6, control=("wrong exponent", 0.3))
-    assert run.check_between("slope", 2.01, 1.9, 2.1, control=("slope of the untrained net", 2.05))
-    assert run.check_true("monotone", True, control=("shuffled order", False))
+    run.check_below("error", 1e-9, 1e-6, control=("wrong exponent", 0.3))
+    assert run.checks[-1].passed
+    run.check_between("slope", 2.01, 1.9, 2.1, control=("slope of the untrained net", 2.05))
+    assert run.checks[-1].passed
+    run.check_true("monotone", True, control=("shuffled order", False))
+    assert run.checks[-1].passed
     run.check_below("identity", 0.0, 1e-12, kind="sanity")
     rows = [c.as_dict() for c in run.checks]
     assert rows[0]["control"] == {"what": "wrong exponent", "value": 0.3, "failed": True}
@@ -30,7 +33,8 @@ def test_a_check_without_a_criterion_needs_an_explicit_control_verdict():
     run = _run()
     with pytest.raises(TypeError, match="control=\\(what, value, passed\\)"):
         run.check("custom", 1.0, 2.0, True, control=("wrong", 3.0))
-    assert run.check("custom", 1.0, 2.0, True, control=("wrong", 3.0, False))
+    run.check("custom", 1.0, 2.0, True, control=("wrong", 3.0, False))
+    assert run.checks[-1].passed
     assert run.checks[-1].control.failed is True
 
 

@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from stagewise.core.registry import UnknownChapterError, all_chapters, get_chapter
+from stagewise import __version__
+from stagewise.core.registry import CHAPTERS_DIR, PROJECT_ROOT, UnknownChapterError, all_chapters, get_chapter
 from stagewise.core.parameters import ParameterError, load_parameter_file
 from stagewise.core.rundir import OutputRefused
 
@@ -56,6 +57,7 @@ def _split_params(argv: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="stagewise", description="Run the chapters of 'Learning in Stages' with your own parameters.")
+    parser.add_argument("--version", action="version", version=f"stagewise {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="list the chapters", description="List the chapters (name and title).")
     p = sub.add_parser("params", help="show a chapter's parameters",
@@ -92,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="chapters executed at once, each in its own process (default: one per core)")
     b.add_argument("--only", action="append", default=[], metavar="CHAPTER",
                    help="execute only this chapter (repeatable); the others are left as they are")
+    d = sub.add_parser(
+        "pdf", help="print the built book into one PDF",
+        description="Print every page of _build/html, in reading order, with the system Chromium into one "
+                    "PDF (math, figures, theorem boxes, checks tables, bibliography). Needs a built book "
+                    "(stagewise book) and Debian's chromium package; no network.")
+    d.add_argument("--out", type=Path, default=None, metavar="PDF",
+                   help="where to write it (default: _build/pdf/learning-in-stages.pdf)")
     c = sub.add_parser(
         "clean", help="remove leftovers of killed or failed runs",
         description="Remove the staging folders (.<name>.partial-<pid>) that killed runs leave behind "
@@ -226,6 +235,21 @@ def _clean(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pdf(args) -> int:
+    from stagewise.core import browser
+    html = PROJECT_ROOT / "_build" / "html"
+    if not (html / "index.html").is_file():
+        raise UsageError(f"no built book in {html}: run `stagewise book` (or `make book`) first")
+    out = args.out or PROJECT_ROOT / "_build" / "pdf" / "learning-in-stages.pdf"
+    started = time.time()
+    try:
+        pages = browser.print_pdf(html, browser.reading_order(PROJECT_ROOT), out)
+    except browser.BrowserMissing as err:
+        raise UsageError(str(err)) from None
+    print(f"stagewise: {out} ({pages} pages, {time.time() - started:.0f} s)")
+    return 0
+
+
 def _terminate(signum, frame):  # SIGTERM gets the same clean-up as Ctrl-C
     raise KeyboardInterrupt
 
@@ -236,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
+        if args.command in ("list", "params", "run", "book", "pdf") and not CHAPTERS_DIR.is_dir():
+            raise UsageError(f"the book's sources are not next to this installation ({CHAPTERS_DIR} is missing): "
+                             "install from a clone with `make setup` or `pip install -e .`")
         if hasattr(args, "param"):
             args.param = args.param + params
         elif params:
@@ -248,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args)
         if args.command == "clean":
             return _clean(args)
+        if args.command == "pdf":
+            return _pdf(args)
         return _book(args)
     except (ParameterError, UnknownChapterError, OutputRefused, UsageError) as err:
         print(f"stagewise: error: {err}", file=sys.stderr)

@@ -202,7 +202,17 @@ def resolve(declared: Mapping[str, Parameter], overrides: Mapping[str, Any], cha
         if name not in declared:
             raise ParameterError(unknown_parameter_message(name, declared, chapter))
         values[name] = coerce(declared[name], raw)
+    if values.get("device") == "cuda":
+        _require_cuda()
     return values
+
+
+def _require_cuda() -> None:
+    """``-p device cuda`` on a machine without CUDA is bad input, refused before any compute."""
+    import torch
+    if not torch.cuda.is_available():
+        raise ParameterError("parameter device: cuda was asked for but this machine has no usable CUDA device; "
+                             "allowed here: auto, cpu")
 
 
 def validate(declared: Mapping[str, Parameter], namespace: Mapping[str, Any]) -> dict[str, Any]:

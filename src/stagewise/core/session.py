@@ -84,46 +84,44 @@ class Run:
         }
 
     # -- named values ---------------------------------------------------------------
-    def value(self, name: str, value: Any, glue: bool = True) -> Any:
+    # Recording methods return None: a cell that ends with one prints nothing under it in the book.
+    def value(self, name: str, value: Any, glue: bool = True) -> None:
         """Record a named value in results.json and glue it for the prose ({glue:text})."""
         plain = _plain(value)
         self.values[name] = plain
         if glue:
             _glue(name, plain)
-        return plain
 
     # -- checks ---------------------------------------------------------------------
     # A theorem check takes ``control=(what, value)``: a wrong hypothesis or broken experiment
     # put through the same criterion, which must reject it (see stagewise.core.checks).
     # ``kind="sanity"`` marks an identity or consistency row, shown apart, not evidence.
     def check(self, name: str, value: Any, tolerance: Any, passed: bool, detail: str = "", *,
-              control: Any = None, kind: str = checks.THEOREM) -> bool:
+              control: Any = None, kind: str = checks.THEOREM) -> None:
         """Record a check whose verdict ``passed`` the caller computed (control: (what, value, passed))."""
         plain = _plain(value)
         ok = bool(passed) and not (isinstance(plain, str) and plain in ("nan", "inf", "-inf"))
         made = checks.make_control(control, None, _plain)
         self.checks.append(checks.Check(name, plain, _plain(tolerance), ok, detail, kind, made))
-        return ok
 
-    def _judged(self, name, value, tolerance, criterion, detail, control, kind) -> bool:
+    def _judged(self, name, value, tolerance, criterion, detail, control, kind) -> None:
         plain = _plain(value)
         ok = checks._safe(criterion, plain)
         made = checks.make_control(control, criterion, _plain)
         self.checks.append(checks.Check(name, plain, _plain(tolerance), ok, detail, kind, made))
-        return ok
 
     def check_below(self, name: str, value: float, tolerance: float, detail: str = "", *,
-                    control: Any = None, kind: str = checks.THEOREM) -> bool:
+                    control: Any = None, kind: str = checks.THEOREM) -> None:
         """Pass when an error measure ``value`` is at most ``tolerance``."""
-        return self._judged(name, float(value), tolerance, checks.below(tolerance), detail, control, kind)
+        self._judged(name, float(value), tolerance, checks.below(tolerance), detail, control, kind)
 
     def check_between(self, name: str, value: float, low: float, high: float, detail: str = "", *,
-                      control: Any = None, kind: str = checks.THEOREM) -> bool:
-        return self._judged(name, float(value), [low, high], checks.between(low, high), detail, control, kind)
+                      control: Any = None, kind: str = checks.THEOREM) -> None:
+        self._judged(name, float(value), [low, high], checks.between(low, high), detail, control, kind)
 
     def check_true(self, name: str, condition: bool, detail: str = "", *,
-                   control: Any = None, kind: str = checks.THEOREM) -> bool:
-        return self._judged(name, bool(condition), True, checks.truthy, detail, control, kind)
+                   control: Any = None, kind: str = checks.THEOREM) -> None:
+        self._judged(name, bool(condition), True, checks.truthy, detail, control, kind)
 
     def checks_table(self) -> checks.ChecksTable:
         """The table of checks, as shown in the chapter (HTML; Markdown for other outputs)."""

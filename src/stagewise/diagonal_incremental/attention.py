@@ -57,8 +57,8 @@ class DiagonalAttention(DiagonalModel):
         On CPU a compiled numba loop does the work (the batched torch version is dominated by overhead
         for these tiny tensors); on CUDA the torch expression below runs batched on the device."""
         if self.X.device.type == "cpu" and beta.device.type == "cpu":
-            X, Y = self.X.numpy(), self.Y.numpy()
-            return torch.from_numpy(_attention_g_numba(X, Y, np.ascontiguousarray(beta.detach().numpy())))
+            X, Y = self.X.cpu().numpy(), self.Y.cpu().numpy()
+            return torch.from_numpy(_attention_g_numba(X, Y, np.ascontiguousarray(beta.detach().cpu().numpy())))
         return self.g_torch(beta)
 
     def g_torch(self, beta: torch.Tensor) -> torch.Tensor:

@@ -13,7 +13,7 @@ KQ_COLOUR, VO_COLOUR = "tab:blue", "tab:orange"
 
 def head_stats(srank: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Mean and standard deviation over heads (last axis)."""
-    return srank.mean(-1).numpy(), srank.std(-1, unbiased=False).numpy()
+    return srank.mean(-1).cpu().numpy(), srank.std(-1, unbiased=False).cpu().numpy()
 
 
 def _band(ax, steps, srank, colour, label):
@@ -34,11 +34,11 @@ def fig_spectra(vit: VitRun, replica: int, head: int = 0, picks: int = 4) -> plt
                                                (sp.init_vo, sp.delta_vo, r"W_VW_O^\top")]):
         for layer in range(L):
             ax = axes[row, layer]
-            s0 = init[replica, layer, head].numpy()
+            s0 = init[replica, layer, head].cpu().numpy()
             idx = np.arange(1, len(s0) + 1)
             ax.semilogy(idx, s0 / s0[0], color="tab:red", lw=2, label="init")
             for colour, c in zip(greens, chosen):
-                s = delta[c, replica, layer, head].numpy()
+                s = delta[c, replica, layer, head].cpu().numpy()
                 ax.semilogy(idx, s / s[0], color=colour, label=rf"$\Delta$, step {steps[c]}")
             ax.set_ylim(1e-4, 1.5)
             ax.set_xlim(1, 3 * vit.cfg.head_dim)
@@ -84,7 +84,7 @@ def fig_scale_svals(vit: VitRun, layer: int, head: int = 0, top: int = 8) -> plt
         for row, (delta, name) in enumerate([(vit.spectra.delta_kq, r"\Delta W_KW_Q^\top"),
                                              (vit.spectra.delta_vo, r"\Delta W_VW_O^\top")]):
             ax = axes[row, col]
-            s = delta[1:, r, layer, head, :top].numpy()
+            s = delta[1:, r, layer, head, :top].cpu().numpy()
             for i in range(top):
                 ax.semilogy(steps[1:], s[:, i], color=colours[i], lw=1.2, label=rf"$\sigma_{i + 1}$")
             ax.set_title(f"${name}$, scale {vit.scales[r]:g}", fontsize=9)
@@ -130,7 +130,7 @@ def fig_gpt(gpt: GptRun) -> plt.Figure:
     _srank_panels(axes[0, :L], "char-GPT", steps, kq, vo, kq_name=r"W_QW_K^\top", vo_first=True)
     axes[0, 0].set_ylabel("stable rank")
     axes[0, 0].legend(fontsize=7)
-    loss = gpt.result.losses[:, 0].numpy()
+    loss = gpt.result.losses[:, 0].cpu().numpy()
     k = max(1, len(loss) // 50)
     axes[0, L].plot(np.convolve(loss, np.ones(k) / k, mode="valid"), color="black")
     axes[0, L].set_title("training loss (running mean)", fontsize=9)
