@@ -24,5 +24,9 @@ def test_norm_vs_width_small():
     """Fig. 6 at small widths: sandwich, GD lower bound; He init trains (not yet lazy at m = 16)."""
     w = implicit_bias.norm_vs_width(3, 4, 4, [16], 30.0, widths=2 ** np.arange(4, 7), gd_draws=2)
     assert w.ratio.shape == (3,) and all(w.sandwich_ok) and w.gd_lower_ok
-    assert w.he_pred.tolist() == [17 / 3] and w.he_lazy_error == 0.0
+    assert w.he_pred.tolist() == [17 / 3]
+    assert w.he_fit.shape == (1,) and w.he_fit[0] < 1.0 and w.he_fit_untrained[0] == 1.0
+    assert np.all(w.he_lazy_rel >= 0) and np.all(w.he_init_rel >= 0)
+    with pytest.raises(ValueError, match="256"):
+        w.lazy_widths()
     assert np.all(np.isfinite(w.he_norm)) and np.all(w.he_ratio > 0)

@@ -162,19 +162,36 @@ def min_gap(lp: LimitProcess) -> float:
 
 
 def find_instances(seed: int, count: int, n: int, m: int, labels: str, signs: str, gap: float = 0.3,
-                   t_max: float = np.inf, tries: int = 2000, cover: bool = True) -> list[tuple[int, tuple]]:
+                   t_max: float = np.inf, tries: int = 2000, cover: bool = True, accept=None) -> list[tuple[int, tuple]]:
     """The first ``count`` draws k = 0, 1, ... of the stream ``seed`` (``data.draw_seed(seed, k)``)
     that satisfy Assumption 4 (all points covered, no tie, no merged group of identical columns, at
     least one jump) with jumps of Algorithm 1 (c = 1) separated by >= ``gap`` (the separated jumps of
     Theorem 2) and the last jump before ``t_max``. ``cover=False`` drops the coverage requirement.
+    ``accept(lp, instance)``, if given, is a further condition on Algorithm 1's output.
     Returns ``[(k, (y, U0, s, M)), ...]``. Selection uses Algorithm 1 only, never training."""
     found = []
     for k in range(tries):
         inst = draw_instance(draw_seed(seed, k), n, m, labels, signs)
         lp = algorithm1(inst[0], inst[3], inst[2])
         if ((lp.uncovered.size == 0 or not cover) and lp.tie is None and merged_groups(lp) == 0 and lp.K
-                and min_gap(lp) >= gap and lp.times[-1] <= t_max):
+                and min_gap(lp) >= gap and lp.times[-1] <= t_max and (accept is None or accept(lp, inst))):
             found.append((k, inst))
             if len(found) == count:
                 break
     return found
+
+
+def frozen_prediction(lp: LimitProcess, M: np.ndarray) -> tuple[np.ndarray, list]:
+    """A wrong hypothesis (control of the order-and-sets checks): neurons grow independently, never losing the
+    points fitted by others, so they jump in the order of their initial waiting times 1/r_j(0) and each fits its
+    whole activation set A_j. Returns (the first K neurons in that order, their sets A_j)."""
+    r0 = lp.rates[0]
+    order = np.argsort(-r0, kind="stable")[: lp.K]
+    return order, [np.flatnonzero(M[:, j]) for j in order]
+
+
+def order_and_sets_match(order, gd_sets, neurons, sets) -> bool:
+    """Theorem 2 on one run: the measured jump order equals ``neurons`` and each jumping neuron's measured
+    fitted set (``gd_sets[j]``) equals the predicted one."""
+    return (list(order) == list(neurons)
+            and all(np.array_equal(gd_sets[j], S) for j, S in zip(neurons, sets)))

@@ -24,6 +24,8 @@ class BalanceDrift:
     drift: np.ndarray          # largest relative imbalance, one per step size
     slope: float               # log-log slope of drift in eta (Proposition 1 + the one-step identity: 1)
     result: GDResult           # the batched runs (one per step size)
+    slope_same_steps: float    # control: slope after the same few steps for every eta (not the same time): about 2
+    flips_unbalanced: int      # control: sign flips from an unbalanced init with wrong-signed outputs (> 0)
 
     @property
     def sign_flips(self) -> int:
@@ -31,9 +33,15 @@ class BalanceDrift:
         return int(self.result.sign_flips.sum())
 
 
-def balancedness_drift(seed: int, etas, n: int = 64, m: int = 6, log_inv_lam: float = 40.0) -> BalanceDrift:
+def balancedness_drift(seed: int, etas, n: int = 64, m: int = 6, log_inv_lam: float = 40.0,
+                       control_steps: int = 5, control_a0: float = -0.1) -> BalanceDrift:
     """Proposition 1 under GD: train one Figure-1-type draw (|N(0,1)| labels, positive signs, c = 1) at
-    every step size in one batched call and measure the largest relative imbalance of each run."""
+    every step size in one batched call and measure the largest relative imbalance of each run.
+
+    Two controls, the same measures on broken experiments: every step size run for the same
+    ``control_steps`` steps (not the same time: the per-step drift eta^2 ||D||^2 sin^2 then gives slope 2),
+    and, at the largest step size, an unbalanced init a_j(0) = ``control_a0`` s_j lam (|a_j| < ||w_j||,
+    wrong sign), whose output weights do cross zero (Proposition 1's premise a_j^2 = ||w_j||^2 fails)."""
     (draw, (y, U, s, M)), = find_instances(seed, 1, n, m, "abs_gaussian", "positive")
     lp = algorithm1(y, M, s)
     etas = np.array(sorted(etas, reverse=True))
@@ -42,4 +50,10 @@ def balancedness_drift(seed: int, etas, n: int = 64, m: int = 6, log_inv_lam: fl
     res = gd_numba(np.tile(y, (E, 1)), np.repeat(U[None], E, 0), np.tile(s, (E, 1)), np.full((E, m), -log_inv_lam),
                    etas, 1.0, steps, rec_every=1000, track_balance=True, eta_name="bal_etas")
     drift = res.imbalance_max.max(axis=1)
-    return BalanceDrift(draw=draw, etas=etas, drift=drift, slope=loglog_slope(etas, drift), result=res)
+    few = gd_numba(np.tile(y, (E, 1)), np.repeat(U[None], E, 0), np.tile(s, (E, 1)), np.full((E, m), -log_inv_lam),
+                   etas, 1.0, np.full(E, control_steps), rec_every=1, track_balance=True, eta_name="bal_etas")
+    unbal = gd_numba(y[None], U[None], control_a0 * s[None], np.full((1, m), -log_inv_lam), etas[:1], 1.0,
+                     np.array([steps[0]]), rec_every=1000, eta_name="bal_etas")
+    return BalanceDrift(draw=draw, etas=etas, drift=drift, slope=loglog_slope(etas, drift), result=res,
+                        slope_same_steps=loglog_slope(etas, few.imbalance_max.max(axis=1)),
+                        flips_unbalanced=int(unbal.sign_flips.sum()))

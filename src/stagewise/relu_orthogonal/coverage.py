@@ -73,13 +73,14 @@ class CoverageStudy:
     log2n: np.ndarray         # log2 n of the half-coverage study
     m_half: np.ndarray        # half-coverage width per log2 n
     threshold_slope: float    # slope of m_half in log2 n (about 2)
+    z_signs_ignored: float    # control: max |MC - (1 - 2^-m)^n| in standard errors (output signs ignored)
 
 
 def coverage_study(rng: np.random.Generator, trials: int, ns=(16, 64, 256, 1024), ms=np.arange(4, 42, 2),
                    log2n=np.arange(4, 21)) -> CoverageStudy:
     """Proposition 2 (prop-relu-orthogonal-coverage): Monte Carlo (``trials`` draws per (n, m)) against the
     exact formula and the union bound; the standard error uses max(p(1-p), 1/trials)."""
-    mc, ex, ub, z = {}, {}, {}, []
+    mc, ex, ub, z, zw = {}, {}, {}, [], []
     for n_ in ns:
         y_ = make_labels(n_, "gaussian", rng)
         npos, nneg = int((y_ > 0).sum()), int((y_ < 0).sum())
@@ -89,7 +90,70 @@ def coverage_study(rng: np.random.Generator, trials: int, ns=(16, 64, 256, 1024)
         sig = np.sqrt(np.maximum(ex[n_] * (1 - ex[n_]), 1 / trials) / trials)
         z.append(np.abs(mc[n_] - ex[n_]) / sig)
         z.append(np.maximum(ub[n_] - mc[n_], 0) / sig)
+        wrong = np.array([coverage_signs_ignored(int(m_), n_) for m_ in ms])
+        zw.append(np.abs(mc[n_] - wrong) / np.sqrt(np.maximum(wrong * (1 - wrong), 1 / trials) / trials))
     m_half = np.array([half_coverage_width(2 ** (k - 1), 2 ** (k - 1)) for k in log2n])
     return CoverageStudy(ns=list(ns), ms=ms, mc=mc, exact=ex, union=ub, z_exact=float(np.max(z[0::2])),
                          z_bound=float(np.max(z[1::2])), log2n=log2n, m_half=m_half,
-                         threshold_slope=float(np.polyfit(log2n, m_half, 1)[0]))
+                         threshold_slope=float(np.polyfit(log2n, m_half, 1)[0]),
+                         z_signs_ignored=float(np.max(zw)))
+
+
+def coverage_signs_ignored(m: int, n: int) -> float:
+    """A wrong hypothesis (the control of the coverage checks): a point is covered by *any* initially active
+    neuron, whatever its output sign, P = (1 - 2^{-m})^n."""
+    return float((1 - 0.5 ** m) ** n)
+
+
+def mask_monte_carlo(y: np.ndarray, m: int, trials: int, rng: np.random.Generator) -> tuple[float, float]:
+    """Proposition 2 from actual initial weights, not from the independent-bit model: ``trials`` draws of
+    Assumption 3's init (w_j Gaussian, i.e. uniform directions; random output signs) against orthonormal
+    inputs X = Q (a random rotation of R^n per call), the mask of ``data.activation_mask``. Returns the
+    frequencies of (every row non-zero, Assumption 4(i): rows non-zero, columns non-zero and distinct)."""
+    n = len(y)
+    Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
+    W = rng.standard_normal((trials, m, n)) @ Q                   # <w_j, x_i> with x_i = Q[:, i]
+    s = rng.choice([-1.0, 1.0], size=(trials, m))
+    M = ((s[:, None, :] * y[None, :, None]) > 0) & (np.transpose(W, (0, 2, 1)) > 0)      # (trials, n, m)
+    rows = M.any(axis=2).all(axis=1)
+    cols = M.any(axis=1).all(axis=1)
+    codes = np.packbits(M, axis=1)                                # one byte string per column
+    distinct = np.array([len({codes[t, :, j].tobytes() for j in range(m)}) == m for t in range(trials)])
+    return float(rows.mean()), float((rows & cols & distinct).mean())
+
+
+@dataclass
+class WeightsStudy:
+    """Proposition 2 with actual spherical initial weights on a grid of (n, m) (``mask_monte_carlo``)."""
+
+    grid: list                # (n, m) pairs
+    rows_mc: np.ndarray       # frequency of full coverage (rows)
+    full_mc: np.ndarray       # frequency of Assumption 4(i) (rows, columns non-zero and distinct)
+    exact: np.ndarray         # exact coverage probability (rows)
+    full_bound: np.ndarray    # the paper's union bound for Assumption 4(i) (assumption4_union_bound)
+    row_bound: np.ndarray     # the row-only bound 1 - n (3/4)^m
+    z_exact: float            # max |rows_mc - exact| in standard errors
+    z_full: float             # max (full_bound - full_mc)_+ in standard errors
+    z_full_rows_only: float   # control: max (row_bound - full_mc)_+ in standard errors (columns ignored)
+    z_signs_ignored: float    # control: max |rows_mc - (1 - 2^-m)^n| in standard errors
+
+
+def weights_study(rng: np.random.Generator, trials: int, grid=((8, 6), (8, 10), (12, 12), (12, 20), (32, 10),
+                                                                (32, 16), (64, 12), (64, 20))) -> WeightsStudy:
+    """Proposition 2(i), row and column parts, from actual weights; standard errors use max(p(1-p), 1/trials)."""
+    rows_mc, full_mc, exact, full_b, row_b, sig_r, sig_f, wrong = [], [], [], [], [], [], [], []
+    for n_, m_ in grid:
+        y_ = make_labels(n_, "gaussian", rng)
+        npos, nneg = int((y_ > 0).sum()), int((y_ < 0).sum())
+        r, f = mask_monte_carlo(y_, m_, trials, rng)
+        rows_mc.append(r); full_mc.append(f)
+        exact.append(coverage_exact(m_, npos, nneg)); full_b.append(assumption4_union_bound(m_, npos, nneg))
+        row_b.append(coverage_union_bound(m_, n_)); wrong.append(coverage_signs_ignored(m_, n_))
+    rows_mc, full_mc, exact, full_b, row_b, wrong = map(np.array, (rows_mc, full_mc, exact, full_b, row_b, wrong))
+    se = lambda p: np.sqrt(np.maximum(p * (1 - p), 1 / trials) / trials)
+    return WeightsStudy(grid=[tuple(g) for g in grid], rows_mc=rows_mc, full_mc=full_mc, exact=exact,
+                        full_bound=full_b, row_bound=row_b,
+                        z_exact=float(np.max(np.abs(rows_mc - exact) / se(exact))),
+                        z_full=float(np.max(np.maximum(full_b - full_mc, 0) / se(full_mc))),
+                        z_full_rows_only=float(np.max(np.maximum(row_b - full_mc, 0) / se(full_mc))),
+                        z_signs_ignored=float(np.max(np.abs(rows_mc - wrong) / se(wrong))))

@@ -28,15 +28,16 @@ def plateau_midpoints(lp: LimitProcess) -> np.ndarray:
     return 0.5 * (t[:-1] + t[1:])
 
 
-def record_at(res: GDResult, step: float) -> int:
-    """Index of the record nearest to ``step``."""
-    return int(np.clip(np.rint(step / (res.rec_steps[1] - res.rec_steps[0] if len(res.rec_steps) > 1 else 1)),
-                       0, len(res.rec_steps) - 1))
+def record_at(res: GDResult, step: float, r: int | None = None) -> int:
+    """Index of the record nearest to ``step`` (for run ``r``: at most its last record)."""
+    every = res.rec_steps[1] - res.rec_steps[0] if len(res.rec_steps) > 1 else 1
+    last = len(res.rec_steps) - 1 if r is None else min(len(res.rec_steps) - 1, int(abs(res.steps[r])) // every)
+    return int(np.clip(np.rint(step / every), 0, last))
 
 
 def plateau_errors(res: GDResult, r: int, lp: LimitProcess, eta: float, log_inv_lam: float) -> np.ndarray:
     """|L_GD - L^(k)| / L^(0) at the midpoints of the plateaus (t_k, t_{k+1}), k = 0..K-1 (Theorem 2)."""
-    idx = [record_at(res, tm * log_inv_lam / eta) for tm in plateau_midpoints(lp)]
+    idx = [record_at(res, tm * log_inv_lam / eta, r) for tm in plateau_midpoints(lp)]
     return np.abs(res.loss[r, idx] - lp.plateau_losses[:-1]) / lp.plateau_losses[0]
 
 
@@ -45,7 +46,7 @@ def exponent_errors(res: GDResult, r: int, lp: LimitProcess, eta: float, log_inv
     tau_hat = -log||w||/log(1/lam)."""
     out = []
     for k, tm in enumerate(plateau_midpoints(lp)):
-        i = record_at(res, tm * log_inv_lam / eta)
+        i = record_at(res, tm * log_inv_lam / eta, r)
         tau_hat = -res.log_norm[r, i] / log_inv_lam
         tau = lp.exponents(np.array([tm]))[0]
         live = np.ones(len(tau), bool)

@@ -126,9 +126,10 @@ def norm_vs_n(scaling: NormScaling, gd: NormGD) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     ax.loglog(ns, scaling.alg_norm, "o-", label=r"Algorithm 1 ($\lambda\to0$), mean")
     ax.loglog(ns, scaling.opt_norm, "s-", label=r"minimal norm $2(\|y_+\|+\|y_-\|)$")
-    for n_ in np.unique(rows[:, 0]):
-        sel = rows[:, 0] == n_
-        ax.plot([n_] * sel.sum(), rows[sel, 1], "k^", ms=5, label="gradient descent" if n_ == rows[0, 0] else None)
+    ok = gd.interpolating
+    ax.plot(rows[ok, 0], rows[ok, 1], "k^", ms=5, label=r"gradient descent, $\lambda=e^{-30}/\sqrt{m}$")
+    if (~ok).any():
+        ax.plot(rows[~ok, 0], rows[~ok, 1], "^", mfc="none", mec="r", ms=6, label="gradient descent, not interpolating")
     ax.loglog(ns, scaling.alg_norm[0] * (ns / ns[0]) ** 0.5, "k:", lw=1, label="slope 1/2")
     ax.set_xlabel("n"); ax.set_ylabel(r"$\|\theta\|^2$"); ax.legend(fontsize=8)
     ins = ax.inset_axes([0.62, 0.1, 0.33, 0.3])

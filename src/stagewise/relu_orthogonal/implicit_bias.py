@@ -35,25 +35,31 @@ class NormScaling:
     sandwich_ok: list         # per draw: the sandwich of thm-relu-orthogonal-norms holds
     slope_alg: float          # log-log slope of alg_norm over n >= 2^8 (Theorem 3: 1/2)
     slope_opt: float          # the same for the minimal norm
+    point_norm: np.ndarray    # control: mean 2 ||y||_1, one neuron per point (norm linear in n)
+    point_ratio: np.ndarray   # control: its mean ratio to the minimal norm
+    slope_point: float        # control: its log-log slope (1)
 
 
 def norm_vs_n(seed: int, log2n_max: int, draws: int) -> NormScaling:
     """Algorithm 1 (c = 1) on ``draws`` draws per n of stream ``seed`` (N(0,1) labels, random signs)."""
     ns = 2 ** np.arange(4, log2n_max + 1)
-    alg_norm, opt_norm, ratio, sandwich_ok = [], [], [], []
+    alg_norm, opt_norm, ratio, sandwich_ok, pn, pr = [], [], [], [], [], []
     for n_ in ns:
         m_ = width_rule(int(n_))
-        an, on = [], []
+        an, on, l1 = [], [], []
         for q in range(draws):
             y_, U_, s_, M_ = draw_instance(draw_seed(seed, n_, q), int(n_), m_, "gaussian", "random")
             lp = algorithm1(y_, M_, s_)
             sandwich_ok.append(_in_sandwich(*sandwich(lp), lp.uncovered.size == 0))
-            an.append(lp.norm_sq()); on.append(min_norm_sq(y_))
+            an.append(lp.norm_sq()); on.append(min_norm_sq(y_)); l1.append(2 * np.abs(y_).sum())
+        pn.append(np.mean(l1)); pr.append(np.mean(np.array(l1) / np.array(on)))
         alg_norm.append(np.mean(an)); opt_norm.append(np.mean(on)); ratio.append(np.mean(np.array(an) / np.array(on)))
     alg_norm, opt_norm, ratio = map(np.array, (alg_norm, opt_norm, ratio))
     big = ns >= 2 ** 8
     return NormScaling(ns=ns, alg_norm=alg_norm, opt_norm=opt_norm, ratio=ratio, sandwich_ok=sandwich_ok,
-                       slope_alg=loglog_slope(ns[big], alg_norm[big]), slope_opt=loglog_slope(ns[big], opt_norm[big]))
+                       slope_alg=loglog_slope(ns[big], alg_norm[big]), slope_opt=loglog_slope(ns[big], opt_norm[big]),
+                       point_norm=np.array(pn), point_ratio=np.array(pr),
+                       slope_point=loglog_slope(ns[big], np.array(pn)[big]))
 
 
 @dataclass
@@ -113,17 +119,23 @@ class WidthStudy:
     he_norm: np.ndarray       # He init, GD: mean final squared norm
     he_ratio: np.ndarray      # He init, GD: mean ratio to the minimal norm
     gd_lower_ok: bool         # small-init GD norm >= minimal norm on interpolating runs
+    he_lazy_rel: np.ndarray   # He init, per width: max over draws |final norm / lazy prediction - 1|
+    he_init_rel: np.ndarray   # control, per width: the same for the untrained network (its initial norm)
+    he_rich_rel: np.ndarray   # control, per width: the same for the small-init prediction (Algorithm 1's norm)
+    he_fit: np.ndarray        # He init, per width: max over draws final loss / initial loss
+    he_fit_untrained: np.ndarray  # control, per width: the same for the untrained network (1)
 
     @property
     def he_pred(self) -> np.ndarray:
         """E||theta_0||^2 = (m+1)/3 of the He initialisation (lazy training keeps it)."""
         return (self.gd_widths + 1) / 3
 
-    @property
-    def he_lazy_error(self) -> float:
-        """Largest |he_norm / he_pred - 1| over widths m >= 256 (0 if none): lazy training keeps the init norm."""
-        big = self.gd_widths >= 256
-        return float(np.max(np.abs(self.he_norm[big] / self.he_pred[big] - 1))) if big.any() else 0.0
+    def lazy_widths(self, m_min: int = 256) -> np.ndarray:
+        """Mask of the GD widths >= m_min, where training is lazy (the validator requires one)."""
+        big = self.gd_widths >= m_min
+        if not big.any():
+            raise ValueError(f"width_gd_widths needs a width >= {m_min} for the lazy-training check")
+        return big
 
 
 def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: float, n: int = 32,
@@ -146,6 +158,7 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
         wr.append(np.mean(rr))
     wr = np.array(wr)
     gd_ratio, he_norm, he_ratio, gd_lower_ok = [], [], [], True
+    lazy_rel, init_rel, rich_rel, fit, fit0 = [], [], [], [], []
     for m_ in gd_widths:
         batch = [draw_instance(draw_seed(seed, q), n, int(m_), "gaussian", "random") for q in range(gd_draws)]
         y = np.array([b[0] for b in batch])
@@ -162,7 +175,34 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
         rh = gd_numba(y, W_he, a_he, np.zeros((gd_draws, m_)), np.full(gd_draws, 0.01), 2.0, np.full(gd_draws, 30000),
                       rec_every=1000, tol=1e-10, eta_name="width_gd_widths")
         he_norm.append(np.mean(rh.final_norm_sq())); he_ratio.append(np.mean(rh.final_norm_sq() / opt))
+        pred = np.array([lazy_norm_sq(W_he[q], a_he[q], y[q]) for q in range(gd_draws)])
+        init = np.sum(W_he ** 2, axis=(1, 2)) + np.sum(a_he ** 2, axis=1)
+        rich = np.array([lp.norm_sq() for lp in lpw])
+        lazy_rel.append(np.max(np.abs(rh.final_norm_sq() / pred - 1)))
+        init_rel.append(np.max(np.abs(init / pred - 1))); rich_rel.append(np.max(np.abs(rich / pred - 1)))
+        h0 = np.einsum("qj,qji->qi", a_he, np.maximum(W_he, 0.0))
+        loss0 = 2.0 / (2 * n) * np.sum((y - h0) ** 2, axis=1)          # L_c(theta_0), c = 2
+        fit.append(np.max(rh.final_loss / loss0)); fit0.append(1.0)
     return WidthStudy(widths=np.asarray(widths), ratio=wr, ties=int(ties), merged=int(merged), uncovered=int(uncovered),
                       sandwich_ok=sandwich_ok, spearman=float(spearmanr(widths, wr)[0]),
                       gd_widths=np.array(gd_widths), gd_ratio=np.array(gd_ratio), he_norm=np.array(he_norm, float),
-                      he_ratio=np.array(he_ratio), gd_lower_ok=gd_lower_ok)
+                      he_ratio=np.array(he_ratio), gd_lower_ok=gd_lower_ok, he_lazy_rel=np.array(lazy_rel),
+                      he_init_rel=np.array(init_rel), he_rich_rel=np.array(rich_rel), he_fit=np.array(fit),
+                      he_fit_untrained=np.array(fit0))
+
+
+def lazy_norm_sq(W: np.ndarray, a: np.ndarray, y: np.ndarray) -> float:
+    """Lazy-training prediction of the final squared norm from the init (W, a) (X = I_n): gradient descent on
+    the network linearised at theta_0 converges to theta_0 + J^+ (y - h(theta_0)), J the Jacobian of the
+    outputs (d h_i / d a_j = relu(W_ji), d h_i / d W_ji = a_j 1{W_ji > 0}); returns ||that||^2."""
+    m, n = W.shape
+    act = np.maximum(W, 0.0)
+    r = y - a @ act
+    Ja = act.T                                                   # (n, m)
+    Jw = np.zeros((n, m, n))
+    idx = np.arange(n)
+    Jw[idx, :, idx] = (a[:, None] * (W > 0)).T                   # d h_i / d W_ji only for the same i
+    J = np.concatenate([Ja, Jw.reshape(n, m * n)], axis=1)
+    step = np.linalg.lstsq(J, r, rcond=None)[0]
+    theta = np.concatenate([a, W.reshape(-1)]) + step
+    return float(theta @ theta)

@@ -21,3 +21,6 @@ def check_parameters(values: dict) -> None:
     if lr * c * 2 >= 1.0:
         raise ParameterError(f"parameter fig1_lr: lr * loss constant = {lr * c:g} is too large for a "
                              "stable staircase; allowed: fig1_lr * fig1_loss_c < 0.5")
+    if not any(w >= 256 for w in values.get("width_gd_widths", [256])):
+        raise ParameterError("parameter width_gd_widths: the lazy-training check of the He initialisation needs a "
+                             "width of at least 256; allowed: a list with one width >= 256, e.g. [16, 64, 256]")

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from stagewise.core.parameters import ParameterError
-from stagewise.relu_orthogonal.algorithm import LimitProcess, algorithm1, find_instances
+from stagewise.relu_orthogonal.algorithm import (LimitProcess, algorithm1, find_instances, frozen_prediction,
+                                                  order_and_sets_match)
 from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
-                                                   norm_error_scale, plateau_error_scale, plateau_errors)
+                                                   norm_error_scale, plateau_error_scale, plateau_errors,
+                                                   record_at)
 from stagewise.relu_orthogonal.norms import min_norm_sq
 from stagewise.relu_orthogonal.training import GDResult, balanced_state, gd_numba, steps_for
 
@@ -33,6 +35,7 @@ class Figure1Prediction:
     log_inv_lam: float        # log(1/lambda)
     lp: LimitProcess          # Algorithm 1 with the step-size correction, predicted directions stored
     lp_gf: LimitProcess       # Algorithm 1, gradient-flow form
+    lp_half_c: LimitProcess   # control: Algorithm 1 with half the loss constant (the clock off by 2)
 
     @property
     def n(self) -> int:
@@ -73,7 +76,8 @@ def predict_figure1(seed: int, n: int, m: int, c: float, eta: float, log_inv_lam
                              "allowed: a width with 2 <= fig1_m, e.g. 6 for fig1_n 64")
     (draw, (y, U, s, M)), = picked
     return Figure1Prediction(draw=draw, y=y, U=U, s=s, M=M, c=c, eta=eta, log_inv_lam=log_inv_lam,
-                             lp=algorithm1(y, M, s, c=c, eta=eta, directions=True), lp_gf=algorithm1(y, M, s, c=c))
+                             lp=algorithm1(y, M, s, c=c, eta=eta, directions=True), lp_gf=algorithm1(y, M, s, c=c),
+                             lp_half_c=algorithm1(y, M, s, c=c / 2, eta=eta))
 
 
 @dataclass
@@ -144,23 +148,32 @@ class Figure1Errors:
     jump_err: np.ndarray      # |jump-time error| as log-norm offsets (nats); [inf] if the order is wrong
     jump_err_L: float         # max |t_hat - t| log(1/lambda)
     norm_err: float           # |final ||theta||^2 / Eq. (15) - 1|
-    norm_tol: float           # 10 lam^{min tau} (floor 1e-10)
+    norm_tol: float           # lam^{min tau} (floor 1e-10)
     final_loss_err: float     # |final loss - L^(K)| / L^(0)
     norm_lower_ok: bool       # final ||theta||^2 >= minimal norm (or some point uncovered)
+    frozen_ok: bool           # control: order and sets = algorithm.frozen_prediction (neurons never lose points)
+    min_norm_err: float       # control: |minimal norm / Eq. (15) - 1| (GD would find the minimal interpolator)
+    half_steps_loss_err: float    # control: |loss after half the steps - L^(K)| / L^(0)
 
 
-def measure_figure1(run: Figure1Run) -> Figure1Errors:
-    """Theorem 2 and Eq. (15) on the Figure 1 run (thm-relu-orthogonal-jumps, thm-relu-orthogonal-norms)."""
+def measure_figure1(run: Figure1Run, lp: LimitProcess | None = None) -> Figure1Errors:
+    """Theorem 2 and Eq. (15) on the Figure 1 run (thm-relu-orthogonal-jumps, thm-relu-orthogonal-norms), against
+    ``lp`` (default: the step-size-corrected Algorithm 1; a control passes a wrong prediction)."""
     pred, res = run.pred, run.res
-    lp, L, eta = pred.lp, pred.log_inv_lam, pred.eta
+    lp = pred.lp if lp is None else lp
+    L, eta = pred.log_inv_lam, pred.eta
     order_ok = list(run.order) == list(lp.neurons)
-    sets_ok = order_ok and all(np.array_equal(run.gd_sets[j], S) for j, S in zip(lp.neurons, lp.fitted_sets))
+    sets_ok = order_and_sets_match(run.order, run.gd_sets, lp.neurons, lp.fitted_sets)
     norm = res.final_norm_sq()[0]
+    half = res.loss[0, record_at(res, run.steps / 2, 0)]
     return Figure1Errors(
         order_ok=order_ok, sets_ok=sets_ok, plateau_err=plateau_errors(res, 0, lp, eta, L),
         plateau_tol=np.maximum(10 * plateau_error_scale(lp, L), 1e-10), tau_err=exponent_errors(res, 0, lp, eta, L),
         jump_err=np.abs(jump_offsets_nats(lp, run.that, L)) if order_ok else np.array([np.inf]),
         jump_err_L=float(np.max(np.abs(run.that - lp.times)) * L) if order_ok else float("inf"),
-        norm_err=abs(norm / lp.norm_sq() - 1), norm_tol=max(10 * norm_error_scale(lp, L), 1e-10),
+        norm_err=abs(norm / lp.norm_sq() - 1), norm_tol=max(norm_error_scale(lp, L), 1e-10),
         final_loss_err=abs(res.final_loss[0] - lp.plateau_losses[-1]) / lp.plateau_losses[0],
-        norm_lower_ok=bool(lp.uncovered.size > 0 or norm >= min_norm_sq(pred.y) * (1 - 1e-6)))
+        norm_lower_ok=bool(lp.uncovered.size > 0 or norm >= min_norm_sq(pred.y) * (1 - 1e-6)),
+        frozen_ok=order_and_sets_match(run.order, run.gd_sets, *frozen_prediction(lp, pred.M)),
+        min_norm_err=abs(min_norm_sq(pred.y) / lp.norm_sq() - 1),
+        half_steps_loss_err=abs(half - lp.plateau_losses[-1]) / lp.plateau_losses[0])

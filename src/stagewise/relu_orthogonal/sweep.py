@@ -12,7 +12,7 @@ import numpy as np
 
 from stagewise.core.parameters import ParameterError
 from stagewise.numerics.fits import inverse_log_fit
-from stagewise.relu_orthogonal.algorithm import algorithm1, find_instances
+from stagewise.relu_orthogonal.algorithm import algorithm1, find_instances, frozen_prediction, order_and_sets_match
 from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
                                                    plateau_error_scale, plateau_errors)
 from stagewise.relu_orthogonal.training import GDResult, gd_numba, steps_for
@@ -27,15 +27,22 @@ class Sweep:
     eta: float
     lps: list                 # Algorithm 1 per draw, step-size-corrected
     lps_gf: list              # Algorithm 1 per draw, gradient-flow form
+    lps_half_c: list          # control: Algorithm 1 with half the loss constant (the clock off by 2)
     res: GDResult
 
     def run_index(self, d: int, a: int) -> int:
         return d * len(self.Ls) + a
 
 
-def sweep_draws(seed: int, count: int, t_max: float, n: int = 32, m: int = 10) -> list:
-    """The first ``count`` draws of stream ``seed`` with Assumption 4, jumps >= 0.3 apart, last jump before t_max."""
-    draws = find_instances(seed, count, n, m, "gaussian", "random", gap=0.3, t_max=t_max)
+def sweep_draws(seed: int, count: int, t_max: float, n: int = 32, m: int = 10, resolve_at: float | None = None,
+                eta: float | None = None) -> list:
+    """The first ``count`` draws of stream ``seed`` with Assumption 4, jumps >= 0.3 apart, last jump before t_max
+    and, with ``resolve_at`` = log(1/lambda), jumps far enough apart for Theorem 2's O(1/log(1/lambda)) error
+    not to swap them at that lambda (``ambiguous_order``, Algorithm 1 with step ``eta``)."""
+    tol = offset_tolerance(n)
+    accept = None if resolve_at is None else (lambda lp, inst: not ambiguous_order(
+        algorithm1(inst[0], inst[3], inst[2], eta=eta), resolve_at, tol))
+    draws = find_instances(seed, count, n, m, "gaussian", "random", gap=0.3, t_max=t_max, accept=accept)
     if len(draws) < count:
         raise ParameterError(f"parameter sweep_t_max: only {len(draws)} of 2000 draws finish jumping before "
                              f"t={t_max:g}; allowed: a larger value, e.g. 40")
@@ -49,13 +56,14 @@ def run_sweep(draws: list, log_inv_lams, eta: float) -> Sweep:
     n = len(draws[0][1][0])
     lps = [algorithm1(y, M, s, eta=eta) for _, (y, U, s, M) in draws]
     lps_gf = [algorithm1(y, M, s) for _, (y, U, s, M) in draws]
+    lps_half = [algorithm1(y, M, s, c=0.5, eta=eta) for _, (y, U, s, M) in draws]
     y = np.array([d[1][0] for d in draws for _ in Ls])
     U = np.array([d[1][1] for d in draws for _ in Ls])
     s = np.array([d[1][2] for d in draws for _ in Ls])
     ell = -np.array([[L] * m for _ in draws for L in Ls])
     steps = np.array([steps_for(lp, L, eta, 1.0, n) for lp in lps for L in Ls])
     res = gd_numba(y, U, s, ell, np.full(len(y), eta), 1.0, steps, rec_every=50, eta_name="sweep_lr")
-    return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, res=res)
+    return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, lps_half_c=lps_half, res=res)
 
 
 @dataclass
@@ -73,24 +81,59 @@ class SweepErrors:
     pl_by_L: np.ndarray       # max plateau error per lambda
     tau_by_L: np.ndarray      # max exponent error per lambda
     offsets_by_L: np.ndarray  # max |log-norm offset| (nats) per lambda over runs with the right order (NaN: none)
+    mismatched: list          # (draw, log(1/lambda)) pairs whose measured jump order differs from Algorithm 1's
+    ambiguous: list           # pairs where two consecutive jumps are closer than twice the offset tolerance
+    frozen_ok: list           # control, per draw at the smallest lambda: order and sets = frozen_prediction
+    frozen_mismatched: list   # control: pairs whose measured order differs from frozen_prediction's
+
+    def unexplained(self, pairs: list | None = None) -> int:
+        """Pairs (default: the mismatched ones) outside the ambiguous set, where Theorem 2 fixes the order."""
+        return len(set(self.mismatched if pairs is None else pairs) - set(self.ambiguous))
 
 
-def measure_sweep(sw: Sweep) -> SweepErrors:
-    """Jump order, sets, times (raw and extrapolated), plateau losses and exponents against Algorithm 1."""
+def offset_tolerance(n: int) -> float:
+    """Theorem 2's O(1) log-norm offset at a jump, in nats: 1/2 log n (initial overlap ~ sqrt(|S|/n)) + 1
+    (alignment transient and the half-label threshold)."""
+    return 0.5 * np.log(n) + 1
+
+
+def ambiguous_order(lp, log_inv_lam: float, tol_nats: float) -> bool:
+    """Whether the measured order of two consecutive jumps may differ from Algorithm 1's at this lambda: each
+    jump time may be off by tol_nats / (log(1/lambda) r), so a gap below the sum of the two cannot be resolved."""
+    if lp.K < 2:
+        return False
+    r = lp.rates[np.arange(lp.K), lp.neurons]
+    slack = tol_nats / log_inv_lam * (1 / r[:-1] + 1 / r[1:])
+    return bool(np.any(np.diff(lp.times) < slack))
+
+
+def measure_sweep(sw: Sweep, lps: list | None = None) -> SweepErrors:
+    """Jump order, sets, times (raw and extrapolated), plateau losses and exponents against Algorithm 1
+    (``lps``: another prediction per draw, e.g. a control; default the step-size-corrected Algorithm 1)."""
     Ls, res, eta = sw.Ls, sw.res, sw.eta
+    lps = sw.lps if lps is None else lps
+    tol = offset_tolerance(len(sw.draws[0][1][0]))
+    mismatched, ambiguous, frozen_ok, frozen_mis = [], [], [], []
     order_ok, sets_ok, raw_L, extra_err, gf_err, pl_err, tau_err = [], [], [], [], [], [], []
     offsets = [[] for _ in Ls]
     that = np.full((len(sw.draws), len(Ls), len(sw.draws[0][1][2])), np.nan)
     gd_sets_all = res.fitted_sets(np.array([d[1][0] for d in sw.draws for _ in Ls]))
-    for d, lp in enumerate(sw.lps):
+    for d, lp in enumerate(lps):
         for a, L in enumerate(Ls):
             r = sw.run_index(d, a)
             order, tt_ = measured_jumps(res, r, eta, L)
             ok = list(order) == list(lp.neurons)
+            if not ok:
+                mismatched.append((d, float(L)))
+            if list(order) != list(frozen_prediction(lp, sw.draws[d][1][3])[0]):
+                frozen_mis.append((d, float(L)))
+            if ambiguous_order(lp, L, tol):
+                ambiguous.append((d, float(L)))
             if a == len(Ls) - 1:
                 order_ok.append(ok)
                 gsets = gd_sets_all[r]
-                sets_ok.append(ok and all(np.array_equal(gsets[j], S_) for j, S_ in zip(lp.neurons, lp.fitted_sets)))
+                sets_ok.append(order_and_sets_match(order, gsets, lp.neurons, lp.fitted_sets))
+                frozen_ok.append(order_and_sets_match(order, gsets, *frozen_prediction(lp, sw.draws[d][1][3])))
             if ok:
                 that[d, a, :lp.K] = tt_
                 raw_L.append(np.max(np.abs(jump_offsets_nats(lp, tt_, L))))
@@ -109,7 +152,10 @@ def measure_sweep(sw: Sweep) -> SweepErrors:
                        pl_err=pl_err, tau_err=tau_err,
                        pl_by_L=np.array([pl_err[pl_err[:, 0] == L, 1].max() for L in Ls]),
                        tau_by_L=np.array([tau_err[tau_err[:, 0] == L, 1].max() / L for L in Ls]),
-                       offsets_by_L=np.array([max(o) if o else np.nan for o in offsets]))
+                       offsets_by_L=np.array([max(o) if o else np.nan for o in offsets]),
+                       mismatched=mismatched, ambiguous=ambiguous, frozen_ok=frozen_ok,
+                       frozen_mismatched=frozen_mis)
+
 
 
 def error_table(sw: Sweep, err: SweepErrors) -> tuple[list[str], list[tuple]]:

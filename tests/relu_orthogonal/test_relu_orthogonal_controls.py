@@ -1,0 +1,74 @@
+"""Tests of the functions behind the chapter's controls: the frozen (independent-neuron) prediction, the order
+ambiguity of the sweep, the sign-blind coverage, coverage from actual weights, the lazy-training norm, ties."""
+import numpy as np
+import pytest
+
+from relu_problem import hand_example
+from stagewise.core.parameters import ParameterError
+from stagewise.relu_orthogonal import algorithm, assumption4, coverage, implicit_bias, parameters, sweep
+
+
+def test_frozen_prediction_keeps_whole_activation_sets():
+    """Control of Theorem 2's order and sets: neurons fit their whole A_j in the order of 1/r_j(0); Algorithm 1
+    removes the points fitted earlier, so the two differ on the hand example."""
+    y, s, M = hand_example()
+    lp = algorithm.algorithm1(y, M, s)
+    order, sets = algorithm.frozen_prediction(lp, M)
+    assert list(order) == [0, 1]
+    assert [S.tolist() for S in sets] == [[0, 1], [1, 2]]
+    gd_sets = {0: np.array([0, 1]), 1: np.array([2])}
+    assert algorithm.order_and_sets_match([0, 1], gd_sets, lp.neurons, lp.fitted_sets)
+    assert not algorithm.order_and_sets_match([0, 1], gd_sets, order, sets)
+
+
+def test_ambiguous_order_and_offset_tolerance():
+    """Two jumps may swap at a given lambda only when closer than tol/(L r) each; larger L resolves them."""
+    y, s, M = hand_example()
+    lp = algorithm.algorithm1(y, M, s)
+    assert sweep.offset_tolerance(32) == pytest.approx(0.5 * np.log(32) + 1)
+    gap = lp.times[1] - lp.times[0]
+    r = lp.rates[np.arange(2), lp.neurons]
+    L_edge = 3.0 * (1 / r[0] + 1 / r[1]) / gap
+    assert sweep.ambiguous_order(lp, 0.5 * L_edge, 3.0) and not sweep.ambiguous_order(lp, 2 * L_edge, 3.0)
+
+
+def test_sign_blind_coverage_overestimates():
+    """The control of the coverage checks, (1 - 2^-m)^n, exceeds the exact (sign-aware) probability."""
+    for m in (4, 8, 16):
+        assert coverage.coverage_signs_ignored(m, 32) > coverage.coverage_exact(m, 16, 16)
+
+
+def test_mask_monte_carlo_matches_exact_and_bounds():
+    """Coverage from actual Gaussian weights matches the exact formula; Assumption 4(i) is rarer than coverage."""
+    rng = np.random.default_rng(3)
+    y = np.array([1.0, -2.0, 0.5, 1.5, -0.3, 0.7, -1.1, 2.0])
+    rows, full = coverage.mask_monte_carlo(y, 8, 4000, rng)
+    p = coverage.coverage_exact(8, 5, 3)
+    assert abs(rows - p) < 4.5 * np.sqrt(p * (1 - p) / 4000)
+    assert full <= rows
+    study = coverage.weights_study(np.random.default_rng(0), 2000, grid=((8, 6), (12, 20)))
+    assert study.z_exact < 4.5 and study.z_full < 4.5 and study.z_full_rows_only > 4.5
+
+
+def test_lazy_norm_keeps_an_interpolating_init():
+    """If the init already fits y, the lazy prediction is the init's own squared norm; otherwise it moves."""
+    rng = np.random.default_rng(0)
+    W, a = rng.uniform(-1, 1, (40, 6)), rng.uniform(-1, 1, 40)
+    h0 = a @ np.maximum(W, 0)
+    assert implicit_bias.lazy_norm_sq(W, a, h0) == pytest.approx(np.sum(W ** 2) + np.sum(a ** 2), rel=1e-12)
+    assert implicit_bias.lazy_norm_sq(W, a, h0 + 1.0) != pytest.approx(np.sum(W ** 2) + np.sum(a ** 2), rel=1e-3)
+
+
+def test_ties_only_for_discrete_labels():
+    """Assumption 4(ii): Rademacher draws tie with positive probability, continuous labels never."""
+    t = assumption4.tie_experiment(0, draws=40)
+    assert t.ties_rademacher > 0 and t.ties_continuous == 0 and t.lp.tie is not None
+    assert "Rademacher" in t.report()
+
+
+def test_validator_requires_a_lazy_width():
+    """A missing width >= 256 is an input error (exit 2), not a vacuous pass of the He check."""
+    base = {"sweep_log_inv_lambdas": [25, 50, 100], "bal_etas": [0.2, 0.1]}
+    parameters.check_parameters({**base, "width_gd_widths": [16, 256]})
+    with pytest.raises(ParameterError, match="width_gd_widths"):
+        parameters.check_parameters({**base, "width_gd_widths": [16, 64]})
