@@ -38,3 +38,15 @@ def test_beta_ode_matches_z_flow_and_lemma_c10():
     I = torch.eye(5, dtype=torch.float64)
     c10 = Z1 @ Z1.transpose(-2, -1) - 0.05 * I - gradient_flow.psd_sqrt(0.05 ** 2 * I + b @ b.transpose(-2, -1))
     assert c10.abs().max() < 1e-8
+
+
+def test_flipped_sign_beta_ode_is_another_flow():
+    """The control ODE (w2_sign = +1) differs from the beta-ODE once beta is nonzero."""
+    import numpy as np
+    import torch
+    from stagewise.linear_riccati import data, gradient_flow
+    p = data.make_regression(3, 5, 2, torch.Generator().manual_seed(9))
+    t = np.linspace(0.0, 2.0, 5)
+    a = gradient_flow.beta_flow(p.XtX, p.XtY, 0.1, t)
+    b = gradient_flow.beta_flow(p.XtX, p.XtY, 0.1, t, w2_sign=1.0)
+    assert float((a - b).abs().max()) > 1e-3 and float((a[0] - b[0]).abs().max()) == 0.0

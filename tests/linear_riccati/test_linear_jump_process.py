@@ -17,3 +17,17 @@ def test_jump_limit_and_rate():
     gs = 10.0 ** -np.array([4, 8, 16])
     err = riccati.half_time(s[:, None], gs) / np.log(1 / gs) - jump_process.jump_time(s)[:, None]
     assert np.allclose(err * np.log(1 / gs), (np.log(2 * s) / (2 * s))[:, None], atol=1e-4)
+
+
+def test_half_time_remainder_is_first_order_in_gamma():
+    """Derived rate of thm-linear-riccati-jump: t_1/2 - ln(2s/gamma)/(2s) = -gamma/(2 s^2) + O(gamma^2 ln); by hand,
+    -5.0e-3 at gamma = 1e-2 and -5.0e-5 at 1e-4 (s = 1)."""
+    for g, expected in ((1e-2, -5.0e-3), (1e-4, -5.0e-5)):
+        rem = jump_process.half_time_remainder(1.0, g, riccati.half_time(1.0, g))
+        assert abs(rem - expected) < 0.01 * abs(expected)
+    for s in (0.5, 1.0, 3.0):
+        for g in (1e-1, 1e-2, 1e-4, 1e-8, 1e-32):
+            t = riccati.half_time(s, g)
+            rem = jump_process.half_time_remainder(s, g, t)
+            assert abs(rem - jump_process.remainder_first_order(s, g)) <= \
+                jump_process.remainder_second_order_scale(s, g, t)

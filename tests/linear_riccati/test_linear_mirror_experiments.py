@@ -22,3 +22,23 @@ def test_k1_mirror_flow():
     k1 = mirror_experiments.k1_mirror_flow(p, (1.0, 0.05), (0.004, 0.002), np.linspace(0.0, 5.0, 51))
     assert all(1.6 < r < 2.4 for r in k1.ratios)
     assert max(k1.bound_1t) <= 1 + 1e-8 and max(k1.bound_exp) <= 1 + 1e-8
+
+
+def test_mirror_controls():
+    """GD does not converge to the flipped-sign beta-ODE; on non-whitened data the singular vectors of beta move
+    (Theorem C.11 fails there); off-diagonal helper."""
+    p = data.make_regression(3, 5, 2, torch.Generator().manual_seed(5))
+    m = mirror_experiments.mirror_identity(p, 0.05, np.linspace(0.0, 4.0, 41), [0.004, 0.002, 0.001])
+    assert abs(m.ode_slope_control) < 0.5 and m.offdiag > 1e6
+    M = np.arange(12.0).reshape(4, 3)
+    assert mirror_experiments.offdiagonal(M, 2) == 11.0
+    assert mirror_experiments.offdiagonal(np.diag([1.0, 2.0]), 2) == 0.0
+
+
+def test_k1_controls():
+    """k = 1 controls: the unwarped flow is not the GD limit (ratio ~1); the gamma-free and gamma-free exponential
+    bounds are violated at small gamma."""
+    p = data.make_regression(5, 10, 1, torch.Generator().manual_seed(6))
+    k1 = mirror_experiments.k1_mirror_flow(p, (1.0, 0.01), (0.004, 0.002), np.linspace(0.0, 20.0, 201))
+    assert all(abs(r - 1) < 0.2 for r in k1.ratios_control)
+    assert max(k1.bound_exp_control) > 1 and len(k1.bound_1t_control) == 2

@@ -32,3 +32,15 @@ def test_k1_mirror_flow_matches_beta_ode_and_rate_bound():
     g, x, h = 0.05, 1.3, 1e-6
     assert abs((mirror_flow.psi_k1(x + h, g) - mirror_flow.psi_k1(x - h, g)) / (2 * h)
                - x / np.sqrt(g + np.sqrt(x * x + g * g))) < 1e-8
+
+
+def test_unwarped_dual_flow_differs():
+    """warp=False drops the time warp of Theorem 3.2(b): another trajectory, same start."""
+    import numpy as np
+    import torch
+    from stagewise.linear_riccati import data, mirror_flow
+    p = data.make_regression(3, 5, 1, torch.Generator().manual_seed(9))
+    t = np.linspace(0.0, 2.0, 5)
+    a = mirror_flow.dual_flow_k1(p.XtX.numpy(), p.XtY.numpy(), 0.1, t)
+    b = mirror_flow.dual_flow_k1(p.XtX.numpy(), p.XtY.numpy(), 0.1, t, warp=False)
+    assert np.abs(a - b).max() > 1e-3 and np.abs(a[0] - b[0]).max() == 0.0

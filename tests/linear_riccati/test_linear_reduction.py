@@ -23,3 +23,15 @@ def test_full_vs_reduced_and_flow_invariant():
     assert run.full["beta"].shape == run.reduced["beta"].shape and run.P.shape == (6, 30)
     flow = reduction.invariant_along_flow(p, 0.05, np.linspace(0.0, 3.0, 7))
     assert flow.invariant_rel < 1e-7 and flow.c10 < 1e-7
+
+
+def test_reduction_controls():
+    """Controls: lifting by another basis of the row space, GD's invariant drift, C.10 without gamma I, a Gaussian
+    W1 outside the row space of P."""
+    p = data.make_regression(3, 5, 2, torch.Generator().manual_seed(2))
+    r = reduction.full_vs_reduced(p, [1.0, 1e-3], 12, 0.01, 2000, torch.Generator().manual_seed(3))
+    assert r.wrong_lift > 1e-3 and r.gd_invariant_rel > 1e-6
+    inv = reduction.invariant_along_flow(p, 0.01, np.linspace(0.0, 5.0, 11))
+    assert inv.c10_control > 1e-3 > 1e-7 > inv.c10
+    W1 = torch.randn(1, 5, 12, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    assert reduction.off_subspace(W1, r.P) > 0.1 and reduction.off_subspace(r.full["W1"], r.P) < 1e-10

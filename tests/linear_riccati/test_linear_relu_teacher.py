@@ -16,6 +16,7 @@ def test_teacher_student_shapes_streams_and_ratios():
     assert np.array_equal(a.loss, b.loss) and not np.allclose(a.loss[0, 0], a.loss[0, 1])
     ranks = relu_teacher.rank_ratios(a)
     assert ranks.small.shape == (2,) and ranks.median_small == float(np.median(ranks.small))
+    assert ranks.median_small_untrained == float(np.median(a.sv[0, :, 0, 2] / a.sv[0, :, 0, 0]))
 
 
 def test_divergence_names_eta():

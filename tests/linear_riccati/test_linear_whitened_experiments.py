@@ -30,3 +30,21 @@ def test_closed_form_accuracy_and_jump_rates(white):
     jumps = whitened_experiments.jump_rates(white.sigma_star, [2, 4, 8, 16, 32], white)
     assert jumps.order_ok and jumps.rescaled.shape == (5, 2)
     assert all(-1.05 < r < -0.95 for r in jumps.rates) and jumps.scaled_err < 1e-3
+
+
+def test_static_singular_vectors_and_controls(white):
+    """Theorem C.11: U^T beta V stays diagonal to rounding along GD; against 2 gamma (the flow's constant) the GD
+    invariant misses by far more than rounding; the closed form at gamma/2 is not GD's limit."""
+    assert all(r.offdiag < 10 for r in white.runs)
+    assert min(r.law_control for r in white.runs) > 1e3
+    assert white.err_const_control.max() > 10 and np.all(np.abs(white.slopes_control) < 0.5)
+
+
+def test_closed_form_and_jump_controls(white):
+    """Controls: half-time closed form, small-gamma half-time approximation, unrescaled time, no O(gamma) term,
+    reversed learning order; the O(gamma) remainder itself holds at every power."""
+    acc = whitened_experiments.closed_form_accuracy(white.sigma_star, white.gammas, white.horizon)
+    assert acc.cf_vs_ode_control > 0.1 and acc.halftime_approx_err > 1e-3
+    jumps = whitened_experiments.jump_rates(white.sigma_star, [2, 4, 8, 16, 32], white)
+    assert jumps.remainder_err <= 1.0 < 1e3 < jumps.remainder_control
+    assert all(0.9 < r < 1.1 for r in jumps.rates_unrescaled) and not jumps.order_control

@@ -17,29 +17,36 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
 ``thm-linear-riccati-invariant``    ``gradient_flow.psd_sqrt``, ``implicit_bias.hidden_singular_values``,
                                     ``reduction.invariant_along_flow`` (Lemma 3.2 and Lemma C.10); GD drift in
                                     ``sweep.gamma_sweep``
-``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1)), ``sweep.gamma_sweep``
+``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1)), ``sweep.gamma_sweep``,
+                                    ``sweep.final_rate``, ``sweep.horizon_from_data`` (horizon from the drawn data)
 ``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``initialization.gaussian_init``,
                                     ``hidden_spectrum.gaussian_runs``, ``hidden_spectrum.hidden_spectrum``
                                     (Corollary 3.1; gamma_eff; Figs. 1a and 4), ``sweep.gamma_sweep``
 ``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``,
-                                    ``sweep.variational_certificate``
+                                    ``sweep.variational_certificate``, ``sweep.variational_gaps``
 ``thm-linear-riccati-mirror``       ``mirror_flow.mirror_grad``, ``mirror_flow.mirror_grad_paper``,
                                     ``gradient_flow.beta_ode_field``, ``gradient_flow.beta_flow``,
                                     ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a)),
                                     ``mirror_experiments.mirror_identity``
 ``thm-linear-riccati-mirror-k1``    ``mirror_flow.psi_k1``, ``mirror_flow.rate_bound_k1``, ``mirror_flow.dual_flow_k1``
                                     (Theorem 3.2(b), Lemma C.8), ``mirror_experiments.k1_mirror_flow``
+``thm-linear-riccati-alpha``        ``riccati.sigma_alpha``, ``riccati.sigma_beta_paper`` (Lemma 3.3: alpha and beta =
+                                    2 gamma (I - alpha alpha^T)^{-1} alpha)
 ``thm-linear-riccati-closed``       ``riccati.sigma_beta``, ``riccati.sigma_alpha``, ``riccati.sigma_beta_paper``,
                                     ``riccati.sigma_beta_ode``, ``data.make_whitened``,
                                     ``whitened_gd.whitened_mode_recursion`` (Theorem C.12; exact per-mode GD),
                                     ``whitened_experiments.gd_vs_closed_form``,
-                                    ``whitened_experiments.closed_form_accuracy``
+                                    ``whitened_experiments.closed_form_accuracy``, ``mirror_experiments.offdiagonal``
+                                    (Theorem C.11, static singular vectors)
 ``thm-linear-riccati-halftime``     ``riccati.half_time`` (GD crossings in ``whitened_experiments``)
 ``thm-linear-riccati-jump``         ``jump_process.jump_time``, ``jump_process.jump_process``,
-                                    ``jump_process.rescaled_half_time_first_order``, ``whitened_experiments.jump_rates``
+                                    ``jump_process.rescaled_half_time_first_order``,
+                                    ``jump_process.half_time_remainder``, ``jump_process.remainder_first_order``,
+                                    ``jump_process.remainder_second_order_scale``, ``whitened_experiments.jump_rates``
 ``thm-linear-riccati-noise``        ``noise_sde.sde_paths``, ``noise_sde.moments_discrete``,
                                     ``noise_sde.moments_exact``, ``gradient_descent.gd(label_noise=...)``,
-                                    ``noise_experiments.label_noise_gd``, ``noise_experiments.pure_noise_sde``
+                                    ``noise_experiments.label_noise_gd``, ``noise_experiments.pure_noise_sde``,
+                                    ``noise_experiments.uncoupled_drops`` (control)
 (Figs. 2 and 5, no statement)       ``relu_teacher.teacher_student``, ``relu_teacher.rank_ratios``
 ==================================  ==================================================================================
 

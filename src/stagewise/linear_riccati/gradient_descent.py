@@ -82,7 +82,7 @@ def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor,
     if compiled:
         if label_noise:
             xi = torch.randn(steps, G, X.shape[0], W2.shape[-1], generator=generator, dtype=torch.float64)
-            noise = np.ascontiguousarray((X.cpu().T @ (xi * delta)).numpy())
+            noise = np.ascontiguousarray((X.cpu().T @ (xi * delta)).cpu().numpy())
         else:
             noise = np.zeros((1, 1, 1, 1))
         A, C = W1.cpu().numpy().copy(), W2.cpu().numpy().copy()
@@ -125,13 +125,13 @@ def gd(XtX: torch.Tensor, XtY: torch.Tensor, W1: torch.Tensor, W2: torch.Tensor,
         t = np.arange(0, steps + 1, record_every) * eta
         t = np.append(t, steps * eta) if len(t) < n_rec else t
         beta_t = torch.stack(bs)
-        out = {"t": t, "beta": beta_t, "sv_W1": torch.stack(grams).numpy()}
+        out = {"t": t, "beta": beta_t, "sv_W1": torch.stack(grams).cpu().numpy()}
         if basis is not None:
             out["modes"] = torch.stack(modes).cpu().numpy()
     if compiled:
-        out["sv_W1"] = torch.linalg.eigvalsh(gram_t).flip(-1).clamp_min(0).sqrt().numpy()
-    out["sv_beta"] = torch.linalg.svdvals(beta_t).numpy()
-    out["beta"] = beta_t.numpy()
+        out["sv_W1"] = torch.linalg.eigvalsh(gram_t).flip(-1).clamp_min(0).sqrt().cpu().numpy()
+    out["sv_beta"] = torch.linalg.svdvals(beta_t).cpu().numpy()
+    out["beta"] = beta_t.cpu().numpy()
     out["W1"], out["W2"] = W1, W2
     out["inv"] = W1.transpose(-2, -1) @ W1 - W2 @ W2.transpose(-2, -1)
     return out

@@ -24,12 +24,13 @@ def psd_sqrt(A: torch.Tensor) -> torch.Tensor:
     return (Q * w.clamp_min(0).sqrt()[..., None, :]) @ Q.transpose(-2, -1)
 
 
-def beta_ode_field(XtX: torch.Tensor, XtY: torch.Tensor, gamma: float):
+def beta_ode_field(XtX: torch.Tensor, XtY: torch.Tensor, gamma: float, w2_sign: float = -1.0):
     """The closed gradient-flow ODE of beta (derived, section of Theorem 3.2 ``thm-linear-riccati-mirror``;
     Lemma C.10 inserted in beta' = Z1 Z1^T R + R Z2^T Z2):
 
     beta' = (gamma I + (gamma^2 I + beta beta^T)^{1/2}) R + R (-gamma I + (gamma^2 I + beta^T beta)^{1/2}),
-    R = X^T (Y - X beta). Valid for any data; for gamma -> 0 it is Arora et al.'s balanced dynamics."""
+    R = X^T (Y - X beta). Valid for any data; for gamma -> 0 it is Arora et al.'s balanced dynamics.
+    ``w2_sign`` = +1 flips the sign of the gamma I on the W2 side: a wrong ODE, the control of the GD -> ODE check."""
     d, k = XtY.shape
     Id = torch.eye(d, dtype=XtY.dtype, device=XtY.device)
     Ik = torch.eye(k, dtype=XtY.dtype, device=XtY.device)
@@ -37,18 +38,19 @@ def beta_ode_field(XtX: torch.Tensor, XtY: torch.Tensor, gamma: float):
     def field(beta: torch.Tensor) -> torch.Tensor:
         R = XtY - XtX @ beta
         left = gamma * Id + psd_sqrt(gamma ** 2 * Id + beta @ beta.T)
-        right = -gamma * Ik + psd_sqrt(gamma ** 2 * Ik + beta.T @ beta)
+        right = w2_sign * gamma * Ik + psd_sqrt(gamma ** 2 * Ik + beta.T @ beta)
         return left @ R + R @ right
     return field
 
 
 def beta_flow(XtX: torch.Tensor, XtY: torch.Tensor, gamma: float, times: np.ndarray,
-              rtol: float = 1e-10, atol: float = 1e-12) -> torch.Tensor:
+              rtol: float = 1e-10, atol: float = 1e-12, w2_sign: float = -1.0) -> torch.Tensor:
     """Integrate the beta-ODE of :func:`beta_ode_field` from beta(0) = 0 (DOP853): the gradient-flow reference for
-    any data (Theorem 3.2, ``thm-linear-riccati-mirror``). Returns beta at ``times``, shape (T, d, k)."""
+    any data (Theorem 3.2, ``thm-linear-riccati-mirror``). Returns beta at ``times``, shape (T, d, k). ``w2_sign``
+    as in :func:`beta_ode_field` (+1: the flipped-sign control)."""
     check_gamma(gamma)
     y0 = torch.zeros_like(XtY)
-    return integrate_flow(beta_ode_field(XtX, XtY, gamma), y0, times, rtol=rtol, atol=atol)
+    return integrate_flow(beta_ode_field(XtX, XtY, gamma, w2_sign), y0, times, rtol=rtol, atol=atol)
 
 
 def z_flow(XtX: torch.Tensor, XtY: torch.Tensor, gamma: float, times: np.ndarray,

@@ -37,11 +37,13 @@ def gaussian_runs(problem: Problem, var_w1, var_w2, width: int, eta: float, step
 @dataclass
 class HiddenSpectrum:
     """Final sigma(W1) against Corollary 3.1 (orthogonal runs), and the gap sigma_k / sigma_{k+1} of the Fig. 4
-    runs (W2 variance 1e-3 and 1e-2) and of the corollary at gamma_eff."""
+    runs (W2 variance 1e-3 and 1e-2) and of the corollary at gamma_eff. Control: the final sigma(W1) against the
+    corollary at gamma/2 (W1(0) of squared norm gamma instead of 2 gamma, ``cor_1a_control``)."""
     cor_1a: float
     gap_fig4: float
     gap_fig4_large: float
     gap_fig4_theory: float
+    cor_1a_control: float = float("nan")
 
 
 def hidden_spectrum(reduced: dict, gammas, gauss: GaussianRuns, sigma_star: np.ndarray) -> HiddenSpectrum:
@@ -52,5 +54,7 @@ def hidden_spectrum(reduced: dict, gammas, gauss: GaussianRuns, sigma_star: np.n
     cor_1a = np.abs(sv - corollary_spectrum(sigma_star, np.array(gammas), d)).max()
     final = gauss.records["sv_W1"][-1]
     cor_eff = corollary_spectrum(sigma_star, gauss.gamma_eff[3], d)
+    control = np.abs(sv - corollary_spectrum(sigma_star, np.array(gammas) / 2, d)).max()
     return HiddenSpectrum(float(cor_1a), float(final[3, k - 1] / final[3, k:].max()),
-                          float(final[2, k - 1] / final[2, k:].max()), float(cor_eff[k - 1] / cor_eff[k]))
+                          float(final[2, k - 1] / final[2, k:].max()), float(cor_eff[k - 1] / cor_eff[k]),
+                          float(control))

@@ -72,7 +72,7 @@ def variational_numeric(X: np.ndarray, Y: np.ndarray, gamma: float, seed: int = 
         val = 0.5 * torch.trace(M) + 0.5 * torch.trace(beta.T @ torch.linalg.solve(M, beta)) \
             - gamma * torch.logdet(M)
         val.backward()
-        return float(val.detach()), xt.grad.numpy().copy()
+        return float(val.detach()), xt.grad.cpu().numpy().copy()
     res = minimize(f, x0, jac=True, method="L-BFGS-B", options={"maxiter": 20000, "gtol": 1e-11, "ftol": 1e-15})
     C = res.x[d * d:].reshape(K.shape[1], k)
     return {"value": float(res.fun), "beta_error": float(np.linalg.norm(K @ C)),

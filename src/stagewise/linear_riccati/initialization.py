@@ -41,5 +41,5 @@ def gaussian_init(var_w1, var_w2, d: int, width: int, k: int, generator: torch.G
     v2 = torch.as_tensor(np.asarray(var_w2, dtype=float), dtype=torch.float64)
     W1 = torch.randn(len(v1), d, width, generator=generator, dtype=torch.float64) * v1.sqrt()[:, None, None]
     W2 = torch.randn(len(v2), width, k, generator=generator, dtype=torch.float64) * v2.sqrt()[:, None, None]
-    return W1.to(device), W2.to(device), (v1 * width / 2).numpy()
+    return W1.to(device), W2.to(device), (v1 * width / 2).cpu().numpy()
 

@@ -18,13 +18,19 @@ from stagewise.linear_riccati.initialization import reduced_init
 from stagewise.linear_riccati.mirror_flow import dual_flow_k1, rate_bound_k1
 from stagewise.numerics.fits import loglog_slope
 
+EPS = np.finfo(float).eps
+
 
 @dataclass
 class MirrorRun:
     """The beta-ODE's singular values ``sv_ode`` on ``times`` and the ``method`` (with the ``fallback_msg`` warning)
     that produced them; the GD -> ODE gaps ``errs`` at ``etas`` and their fitted order ``ode_slope``; GD records
     ``gd_finest`` at the smallest step; the relative mismatch of the corrected (``mirror_err``) and the printed
-    (``paper_err``) mirror identity along the ODE."""
+    (``paper_err``) mirror identity along the ODE. Controls: ``ode_slope_control``, the fitted order of the GD gaps
+    to the beta-ODE with the sign of gamma I on the W2 side flipped (a wrong ODE: GD does not converge to it), and
+    ``offdiag``, the largest off-diagonal entry of U_*^T beta V_* along GD at the smallest step (U_*, V_* the
+    singular bases of beta_*), in units eps * steps * sigma_max(beta_*): on these non-whitened data the singular
+    vectors move, so this is what Theorem C.11's test would see if the data were not whitened."""
     times: np.ndarray
     sv_ode: np.ndarray
     method: str
@@ -35,6 +41,8 @@ class MirrorRun:
     gd_finest: dict
     mirror_err: float
     paper_err: float
+    ode_slope_control: float
+    offdiag: float
 
 
 def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, param: str = "eta_white") -> MirrorRun:
@@ -47,13 +55,17 @@ def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, par
         sv_ode, method = singular_value_trajectories(problem, gamma, times)
     fallback_msg = str(caught[0].message) if caught else "none"
     beta_ode = beta_flow(problem.XtX, problem.XtY, gamma, times)
+    beta_wrong = beta_flow(problem.XtX, problem.XtY, gamma, times, w2_sign=1.0).cpu().numpy()
     horizon, spacing = float(times[-1]), float(times[1] - times[0])
-    errs = []
+    errs, errs_wrong = [], []
     for e in etas:
         Z1, Z2 = reduced_init([gamma], d, k, device=problem.X.device)
         res = gd(problem.XtX, problem.XtY, Z1, Z2, e, int(round(horizon / e)), record_every=int(round(spacing / e)),
                  param=param)
         errs.append(float(np.abs(res["beta"][:, 0] - beta_ode.cpu().numpy()).max()))
+        errs_wrong.append(float(np.abs(res["beta"][:, 0] - beta_wrong).max()))
+    Us, Ss, Vsh = np.linalg.svd(problem.beta_star.cpu().numpy())
+    offdiag = offdiagonal(Us.T @ res["beta"][:, 0] @ Vsh.T, k) / (EPS * int(round(horizon / etas[-1])) * Ss.max())
     field = beta_ode_field(problem.XtX, problem.XtY, gamma)
     mirror_err, paper_err = [], []
     for b in beta_ode[5::5]:
@@ -68,17 +80,32 @@ def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, par
         lhs_paper = lhs - sdot * gamma ** 2 / (2 * (S ** 2 + gamma ** 2) ** 1.5)
         paper_err.append(np.abs(lhs_paper - uRv).max() / np.abs(uRv).max())
     return MirrorRun(np.asarray(times), sv_ode, method, fallback_msg, list(etas), errs, loglog_slope(etas, errs), res,
-                     float(max(mirror_err)), float(max(paper_err)))
+                     float(max(mirror_err)), float(max(paper_err)), loglog_slope(etas, errs_wrong), float(offdiag))
+
+
+def offdiagonal(M: np.ndarray, k: int) -> float:
+    """Largest |entry| of M (..., d, k) outside the diagonal of its top k x k block: the coupling between modes that
+    Theorem C.11 (static singular vectors, ``thm-linear-riccati-closed``) says is zero in the bases of beta_*."""
+    M = np.array(M, float)
+    idx = np.arange(k)
+    M[..., idx, idx] = 0.0
+    return float(np.abs(M).max())
 
 
 @dataclass
 class K1Run:
     """Per gamma: GD -> dual-flow gap at the smaller step (``errs``) and its eta -> eta/2 ratio (``ratios``);
-    largest loss / bound for Lemma C.8's 1/t bound (``bound_1t``) and the exponential bound (``bound_exp``)."""
+    largest loss / bound for Lemma C.8's 1/t bound (``bound_1t``) and the exponential bound (``bound_exp``).
+    Controls: the eta -> eta/2 ratios of the GD gaps to the flow without its time warp (``ratios_control``), the
+    loss over the bound of the largest gamma, as if the rate did not depend on gamma (``bound_1t_control``), and over
+    L(0) exp(-4 lambda_min t) with the factor gamma dropped (``bound_exp_control``)."""
     errs: list
     ratios: list
     bound_1t: list
     bound_exp: list
+    ratios_control: list
+    bound_1t_control: list
+    bound_exp_control: list
 
 
 def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str = "eta_white") -> K1Run:
@@ -91,17 +118,22 @@ def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str
     lam_min = float(np.linalg.eigvalsh((problem.X @ problem.X.T).cpu().numpy()).min())
     bnorm = float(torch.linalg.norm(problem.beta_star))
     horizon, spacing = float(times[-1]), float(times[1] - times[0])
-    out = K1Run([], [], [], [])
+    out = K1Run([], [], [], [], [], [], [])
     for g in gammas:
         b_dual = dual_flow_k1(XtX, Xty, g, times)
+        b_nowarp = dual_flow_k1(XtX, Xty, g, times, warp=False)
         loss = 0.5 * ((X @ b_dual.T - Y) ** 2).sum(0)
         out.bound_1t.append(float((loss[1:] / rate_bound_k1(bnorm, g, times[1:])).max()))
+        out.bound_1t_control.append(float((loss[1:] / rate_bound_k1(bnorm, max(gammas), times[1:])).max()))
         out.bound_exp.append(float((loss / (loss[0] * np.exp(-4 * g * lam_min * times))).max()))
-        gaps = []
+        out.bound_exp_control.append(float((loss / (loss[0] * np.exp(-4 * lam_min * times))).max()))
+        gaps, gaps_wrong = [], []
         for e in etas:
             Z1, Z2 = reduced_init([g], d, 1, device=problem.X.device)
             res = gd(problem.XtX, problem.XtY, Z1, Z2, e, int(round(horizon / e)),
                      record_every=int(round(spacing / e)), param=param)
             gaps.append(float(np.abs(res["beta"][:, 0, :, 0] - b_dual).max()))
+            gaps_wrong.append(float(np.abs(res["beta"][:, 0, :, 0] - b_nowarp).max()))
         out.errs.append(gaps[-1]); out.ratios.append(gaps[0] / gaps[-1])
+        out.ratios_control.append(gaps_wrong[0] / gaps_wrong[-1])
     return out

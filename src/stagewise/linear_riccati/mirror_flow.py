@@ -37,16 +37,17 @@ def rate_bound_k1(beta_star_norm, gamma, t):
     return D / (np.sqrt(2 * gamma) * np.asarray(t, float))
 
 
-def dual_flow_k1(XtX: np.ndarray, Xty: np.ndarray, gamma: float, times, rtol: float = 1e-11, atol: float = 1e-14):
+def dual_flow_k1(XtX: np.ndarray, Xty: np.ndarray, gamma: float, times, rtol: float = 1e-11, atol: float = 1e-14,
+                 warp: bool = True):
     """Theorem 3.2(b) (``thm-linear-riccati-mirror-k1``): integrate the k = 1 mirror flow in its dual variable theta =
     grad psi(beta) = (gamma + s)^{-1/2} beta: theta' = sqrt(2 gamma + ||theta||^2) X^T (y - X beta), beta = sqrt(2
     gamma + ||theta||^2) theta, theta(0) = 0 (derived explicit inverse of the mirror map). Returns beta at ``times``
-    (T x d)."""
+    (T x d). ``warp=False`` drops the time warp (theta' = X^T (y - X beta)): the wrong flow used as a control."""
     XtX, Xty = np.asarray(XtX, float), np.asarray(Xty, float).ravel()
 
     def rhs(_t, th_):
         c = np.sqrt(2 * gamma + th_ @ th_)
-        return c * (Xty - XtX @ (c * th_))
+        return (c if warp else 1.0) * (Xty - XtX @ (c * th_))
     sol = solve_ivp(rhs, (0.0, float(np.max(times))), np.zeros(len(Xty)), t_eval=np.asarray(times, float),
                     method="DOP853", rtol=rtol, atol=atol)
     th_ = sol.y.T

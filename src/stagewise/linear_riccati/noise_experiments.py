@@ -22,7 +22,10 @@ class LabelNoiseRun:
     (records, delta, d); GD's largest deviation of the bottom values from sqrt(2 gamma) (``gd_bottom``); the decay
     rates of the bottom values over the heuristic eta^2 delta^2 / 2 (``rates``, for delta > 0); the step
     ``n_needed`` = ceil(4 ln 10 / (eta delta_max)^2) and the bottom value there over sqrt(2 gamma)
-    (``lngd_bottom``); the final top values with and without noise and Corollary 3.1's (``top_theory``)."""
+    (``lngd_bottom``); the final top values with and without noise and Corollary 3.1's (``top_theory``). Controls:
+    the bottom deviation of the first noisy run (``gd_bottom_control``), GD's bottom value at ``n_needed``
+    (``bottom_no_noise``, noise switched off) and GD's bottom decay rate over the heuristic for the largest delta
+    (``rate_no_noise``)."""
     deltas: list
     gamma: float
     eta: float
@@ -35,6 +38,9 @@ class LabelNoiseRun:
     lngd_top: float
     gd_top: float
     top_theory: float
+    gd_bottom_control: float = float("nan")
+    bottom_no_noise: float = float("nan")
+    rate_no_noise: float = float("nan")
 
 
 def label_noise_gd(deltas, gamma: float, eta: float, steps: int, generator: torch.Generator,
@@ -48,23 +54,29 @@ def label_noise_gd(deltas, gamma: float, eta: float, steps: int, generator: torc
     sv = res["sv_W1"]
     steps_axis = res["t"] / eta
     gd_bottom = float(np.abs(sv[:, 0, 1:] - np.sqrt(2 * gamma)).max())
-    rates = []
-    for j in range(1, len(deltas)):
+    def rate(j, delta):
         lb = np.log(sv[:, j, 1:].max(1))
         sel = (steps_axis > 0.1 * steps) & (lb > np.log(1e-6))
-        rates.append(float(-np.polyfit(steps_axis[sel], lb[sel], 1)[0] / ((eta * deltas[j]) ** 2 / 2)))
+        return float(-np.polyfit(steps_axis[sel], lb[sel], 1)[0] / ((eta * delta) ** 2 / 2))
+    rates = [rate(j, deltas[j]) for j in range(1, len(deltas))]
     n_needed = int(np.ceil(4 * np.log(10) / (eta * deltas[-1]) ** 2))
     idx_needed = int(np.searchsorted(steps_axis, n_needed))
     lngd_bottom = float(sv[min(idx_needed, len(sv) - 1), -1, 1:].max() / np.sqrt(2 * gamma))
     return LabelNoiseRun(list(deltas), gamma, eta, steps_axis, sv, gd_bottom, rates, n_needed, lngd_bottom,
-                         float(sv[-1, -1, 0]), float(sv[-1, 0, 0]), float(hidden_singular_values(1.0, gamma)))
+                         float(sv[-1, -1, 0]), float(sv[-1, 0, 0]), float(hidden_singular_values(1.0, gamma)),
+                         float(np.abs(sv[:, 1, 1:] - np.sqrt(2 * gamma)).max()),
+                         float(sv[min(idx_needed, len(sv) - 1), 0, 1:].max() / np.sqrt(2 * gamma)),
+                         rate(0, deltas[-1]))
 
 
 @dataclass
 class PureNoiseSDE:
     """Typical paths of (4.1) in d = 2 to t = 30: times, sigma_2/sigma_1 and the normalized commutator per path,
     their medians and the drops of the medians from t = 5 to t = 30; the largest |z| of the Monte Carlo moments
-    against the exact Euler-Maruyama recursion at t = 0.5 and 1, and that recursion's gap to d cosh(sqrt(d) t)."""
+    against the exact Euler-Maruyama recursion at t = 0.5 and 1, and that recursion's gap to d cosh(sqrt(d) t).
+    Controls: the largest |z| of the same Monte Carlo means against frozen paths (E||W||^2 = d, E||a||^2 = 0,
+    ``moment_z_control``) and the median drops for uncoupled noise (W = I + B_t, a an independent Brownian motion,
+    :func:`uncoupled_drops`)."""
     t: np.ndarray
     ratio: np.ndarray
     comm: np.ndarray
@@ -74,6 +86,9 @@ class PureNoiseSDE:
     comm_drop: float
     moment_z: float
     em_vs_exact: float
+    moment_z_control: float = float("nan")
+    ratio_drop_control: float = float("nan")
+    comm_drop_control: float = float("nan")
 
 
 def pure_noise_sde(n_paths: int, n_moment_paths: int, paths_seed: int, moments_seed: int) -> PureNoiseSDE:
@@ -87,10 +102,35 @@ def pure_noise_sde(n_paths: int, n_moment_paths: int, paths_seed: int, moments_s
     med_ratio, med_comm = np.median(ratio, axis=1), np.median(sde["comm"], axis=1)
     mc = sde_paths(2, n_moment_paths, h, 1.0, 500, moments_seed)
     u_d, v_d = moments_discrete(2, h, 1000)
-    z = []
+    z, z_control = [], []
     for r_i, st in ((1, 500), (2, 1000)):
-        for vals, ref in ((mc["sq_w"][r_i], u_d[st]), (mc["sq_a"][r_i], v_d[st])):
-            z.append(abs(vals.mean() - ref) / (vals.std(ddof=1) / np.sqrt(len(vals))))
+        for vals, ref, frozen in ((mc["sq_w"][r_i], u_d[st], 2.0), (mc["sq_a"][r_i], v_d[st], 0.0)):
+            se = vals.std(ddof=1) / np.sqrt(len(vals))
+            z.append(abs(vals.mean() - ref) / se)
+            z_control.append(abs(vals.mean() - frozen) / se)
+    ratio_ctl, comm_ctl = uncoupled_drops(2, n_paths, sde["t"], paths_seed)
     return PureNoiseSDE(sde["t"], ratio, sde["comm"], med_ratio, med_comm, float(med_ratio[i5] / med_ratio[i30]),
                         float(med_comm[i5] / med_comm[i30]), float(max(z)),
-                        float(abs(u_d[1000] / moments_exact(2, 1.0)[0] - 1)))
+                        float(abs(u_d[1000] / moments_exact(2, 1.0)[0] - 1)), float(max(z_control)),
+                        ratio_ctl, comm_ctl)
+
+
+def uncoupled_drops(d: int, n_paths: int, t: np.ndarray, seed: int) -> tuple[float, float]:
+    """Control of Proposition 4.1(c) (``thm-linear-riccati-noise``): W = I + B_t (d x d Brownian motion) and a an
+    independent d-dimensional Brownian motion, sampled exactly at the record times ``t``. Returns the drops from
+    t = 5 to the last time of the median sigma_2/sigma_1 of W and of the median normalized commutator of its first
+    row with a, the quantities the coupled SDE must shrink by a factor 10."""
+    rng = np.random.default_rng([int(seed) % 2 ** 32, 1])
+    dt = np.diff(t)[:, None, None, None]
+    inc = rng.standard_normal((len(t) - 1, n_paths, d + 1, d)) * np.sqrt(dt)
+    paths = np.concatenate([np.zeros((1, n_paths, d + 1, d)), np.cumsum(inc, axis=0)])
+    W = paths[:, :, :d] + np.eye(d)
+    a = paths[:, :, d]
+    sv = np.linalg.svd(W, compute_uv=False)
+    ratio = np.median(sv[..., -1] / sv[..., 0], axis=1)
+    w1 = W[:, :, 0]
+    c = w1[..., :, None] * a[..., None, :] - a[..., :, None] * w1[..., None, :]
+    denom = np.linalg.norm(w1, axis=-1) * np.linalg.norm(a, axis=-1)
+    comm = np.median(np.linalg.norm(c, axis=(-2, -1)) / np.where(denom > 0, denom, np.inf), axis=1)
+    i5, last = int(np.argmin(np.abs(t - 5))), len(t) - 1
+    return float(ratio[i5] / ratio[last]), float(comm[i5] / comm[last])

@@ -18,12 +18,17 @@ from stagewise.linear_riccati.initialization import orthogonal_init, reduced_ini
 @dataclass
 class ReductionRun:
     """Full-width and reduced GD from the same I_gamma (records of :func:`gd`), the P that links them, the largest
-    entry difference of (W1, W2) and the part of W1 outside the row space of P."""
+    entry difference of (W1, W2) and the part of W1 outside the row space of P. Controls: the same difference with
+    the reduced run lifted by P with its rows cycled (another basis of the same row space, ``wrong_lift``), and the
+    relative invariant error ||Z1^T Z1 - Z2 Z2^T - 2 gamma I||_F / (2 gamma sqrt(d)) of the reduced GD run itself
+    (GD at step eta instead of the flow, ``gd_invariant_rel``)."""
     full: dict
     reduced: dict
     P: torch.Tensor
     full_vs_reduced: float
     off_subspace: float
+    wrong_lift: float = float("nan")
+    gd_invariant_rel: float = float("nan")
 
 
 def full_vs_reduced(problem: Problem, gammas, width: int, eta: float, steps: int,
@@ -38,15 +43,28 @@ def full_vs_reduced(problem: Problem, gammas, width: int, eta: float, steps: int
     Z1, Z2 = reduced_init(gammas, d, k, device=device)
     red = gd(problem.XtX, problem.XtY, Z1, Z2, eta, steps, record_every=record_every)
     diff = float(max((full["W1"] - red["W1"] @ P).abs().max(), (full["W2"] - P.T @ red["W2"]).abs().max()))
-    off = float(torch.linalg.norm(full["W1"] @ (torch.eye(width, dtype=P.dtype, device=device) - P.T @ P)))
-    return ReductionRun(full, red, P, diff, off)
+    off = off_subspace(full["W1"], P)
+    P_wrong = torch.roll(P, 1, dims=0)
+    wrong = float(max((full["W1"] - red["W1"] @ P_wrong).abs().max(), (full["W2"] - P_wrong.T @ red["W2"]).abs().max()))
+    g = torch.as_tensor(np.asarray(gammas, float), dtype=torch.float64, device=device)[:, None, None]
+    inv_rel = torch.linalg.norm(red["inv"] - 2 * g * torch.eye(d, dtype=torch.float64, device=device), dim=(-2, -1))
+    return ReductionRun(full, red, P, diff, off, wrong, float((inv_rel / (2 * g[:, 0, 0] * np.sqrt(d))).max()))
+
+
+def off_subspace(W1: torch.Tensor, P: torch.Tensor) -> float:
+    """||W1 (I - P^T P)||_F, largest over the batch: the part of W1 outside the row space of P (Lemma 3.1,
+    ``thm-linear-riccati-reduction``)."""
+    eye = torch.eye(P.shape[1], dtype=P.dtype, device=P.device)
+    return float(torch.linalg.norm(W1 @ (eye - P.T @ P), dim=(-2, -1)).max())
 
 
 @dataclass
 class FlowInvariant:
-    """Largest relative error of Z1^T Z1 - Z2 Z2^T = 2 gamma I, and largest error of Lemma C.10, along the flow."""
+    """Largest relative error of Z1^T Z1 - Z2 Z2^T = 2 gamma I, and largest error of Lemma C.10, along the flow;
+    control: the error of C.10 without its gamma I term, W1 W1^T = (gamma^2 I + beta beta^T)^{1/2} (``c10_control``)."""
     invariant_rel: float
     c10: float
+    c10_control: float = float("nan")
 
 
 def invariant_along_flow(problem: Problem, gamma: float, times: np.ndarray) -> FlowInvariant:
@@ -59,6 +77,7 @@ def invariant_along_flow(problem: Problem, gamma: float, times: np.ndarray) -> F
     inv = torch.linalg.norm(Z1.transpose(-2, -1) @ Z1 - Z2 @ Z2.transpose(-2, -1) - 2 * gamma * eye_d,
                             dim=(-2, -1)) / (2 * gamma * np.sqrt(d))
     beta = Z1 @ Z2
-    c10 = torch.linalg.norm(Z1 @ Z1.transpose(-2, -1) - gamma * eye_d
-                            - psd_sqrt(gamma ** 2 * eye_d + beta @ beta.transpose(-2, -1)), dim=(-2, -1))
-    return FlowInvariant(float(inv.max()), float(c10.max()))
+    root = psd_sqrt(gamma ** 2 * eye_d + beta @ beta.transpose(-2, -1))
+    c10 = torch.linalg.norm(Z1 @ Z1.transpose(-2, -1) - gamma * eye_d - root, dim=(-2, -1))
+    c10_control = torch.linalg.norm(Z1 @ Z1.transpose(-2, -1) - root, dim=(-2, -1))
+    return FlowInvariant(float(inv.max()), float(c10.max()), float(c10_control.max()))

@@ -104,11 +104,14 @@ class RankRatios:
     median_small: float
     median_large: float
     final_loss_small: float
+    median_small_untrained: float = float("nan")
 
 
 def rank_ratios(result: TeacherStudentRun) -> RankRatios:
     """Figs. 2 and 5's comparative claim: final sigma_3/sigma_1 (scale index 0 = small, 1 = large), their medians
-    over data sets, and the largest final loss at small scale."""
+    over data sets, and the largest final loss at small scale; control: the median sigma_3/sigma_1 of the untrained
+    small-scale students (first record)."""
     r31 = result.sv[-1, :, :, 2] / result.sv[-1, :, :, 0]        # (seeds, scales)
     return RankRatios(r31[:, 0], r31[:, 1], float(np.median(r31[:, 0])), float(np.median(r31[:, 1])),
-                      float(result.loss[-1, :, 0].max()))
+                      float(result.loss[-1, :, 0].max()),
+                      float(np.median(result.sv[0, :, 0, 2] / result.sv[0, :, 0, 0])))

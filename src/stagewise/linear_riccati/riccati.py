@@ -17,7 +17,8 @@ def _riccati_terms(s, gamma, t):
 
 
 def sigma_alpha(s, gamma, t):
-    """Singular values of alpha = Z1^{-T} Z2 (Theorem C.12, eq. C.33), stable form:
+    """Singular values of alpha = Z1^{-T} Z2 (Lemma 3.3, ``thm-linear-riccati-alpha``; Theorem C.12, eq. C.33), stable
+    form:
     sigma_alpha = s (1 - E) / (w + v E), E = exp(-2 sqrt(s^2 + gamma^2) t), v, w = sqrt(s^2+gamma^2) -/+ gamma."""
     s, gamma, v, w, E = _riccati_terms(s, gamma, t)
     return s * (1 - E) / (w + v * E)

@@ -21,13 +21,20 @@ from stagewise.linear_riccati.initialization import reduced_init
 class SweepRun:
     """One step size, per (data set, gamma) batch element: ||beta(T) - beta_*||_F, final loss, max |sigma(W1) -
     Corollary 3.1|, relative objective gap (objective - V*)/|V*|, invariant drift ||Z1^T Z1 - Z2 Z2^T - 2 gamma I||_F
-    and the final sigma(W1)."""
+    and the final sigma(W1). Controls per batch element: ||beta(T) - beta_gt||_F against the matrix that generated
+    the labels (``beta_gt_err``), the loss at the last saddle (beta_* truncated to rank k - 1, ``saddle_loss``),
+    the relative objective gap at the initialization (untrained, infeasible: ``obj_gap_init``) and
+    max |sigma(W1) - Corollary 3.1 at gamma/2| (``cor_err_control``)."""
     beta_err: np.ndarray
     loss: np.ndarray
     cor_err: np.ndarray
     obj_gap: np.ndarray
     drift: np.ndarray
     sv_W1: np.ndarray
+    beta_gt_err: np.ndarray = None
+    saddle_loss: np.ndarray = None
+    obj_gap_init: np.ndarray = None
+    cor_err_control: np.ndarray = None
 
 
 @dataclass
@@ -70,11 +77,18 @@ def gamma_sweep(problems: list[Problem], gammas, eta: float, horizon: float) -> 
     bstar_b = batched([p.beta_star for p in problems])
     sst_b = torch.linalg.svdvals(bstar_b).cpu().numpy()
     cor_b = np.stack([corollary_spectrum(sst_b[i], G[i], d) for i in range(len(G))])
+    cor_half = np.stack([corollary_spectrum(sst_b[i], G[i] / 2, d) for i in range(len(G))])
+    bgt_b = batched([p.beta_gt for p in problems]).cpu().numpy()
+    U, S, Vh = torch.linalg.svd(bstar_b, full_matrices=False)
+    S_trunc = S.clone()
+    S_trunc[:, -1] = 0.0
+    saddle = 0.5 * torch.linalg.norm(X_b @ (U * S_trunc[:, None, :]) @ Vh - Y_b, dim=(1, 2)).cpu().numpy() ** 2
     V_b = np.array([variational_value(sst_b[i], G[i], d) for i in range(len(G))])
     eye_d = torch.eye(d, dtype=torch.float64, device=device)
     runs = []
     for e in (eta, eta / 2):
         Z1, Z2 = reduced_init(G, d, k, device=device)
+        gap0 = (objective(Z1, Z2, G) - V_b) / np.abs(V_b)
         steps = int(round(horizon / e))
         res = gd(XtX_b, XtY_b, Z1, Z2, e, steps, record_every=max(1, steps // 50))
         inv = res["inv"] - 2 * torch.as_tensor(G, device=device)[:, None, None] * eye_d
@@ -84,20 +98,78 @@ def gamma_sweep(problems: list[Problem], gammas, eta: float, horizon: float) -> 
             cor_err=np.abs(res["sv_W1"][-1] - cor_b).max(1),
             obj_gap=(objective(res["W1"], res["W2"], G) - V_b) / np.abs(V_b),
             drift=torch.linalg.norm(inv, dim=(1, 2)).cpu().numpy(),
-            sv_W1=res["sv_W1"][-1]))
+            sv_W1=res["sv_W1"][-1],
+            beta_gt_err=np.linalg.norm(res["beta"][-1] - bgt_b, axis=(1, 2)),
+            saddle_loss=saddle, obj_gap_init=gap0,
+            cor_err_control=np.abs(res["sv_W1"][-1] - cor_half).max(1)))
     s1, s2 = runs
     return Sweep(gammas, s1, s2, float(np.median(s1.cor_err / s2.cor_err)), float(np.median(s1.obj_gap / s2.obj_gap)),
                  float(np.median(s1.drift / s2.drift)))
 
 
+@dataclass
+class Horizon:
+    """Training time of the gamma sweep predicted from the drawn data (``horizon_from_data``): ``T``, the slowest
+    predicted final rate ``rate`` (smallest over data sets and gammas), the longest predicted learning time
+    ``t_learn`` and the predicted distance ``predicted_err`` to beta_* at ``T`` (largest over the batch)."""
+    T: float
+    rate: float
+    t_learn: float
+    predicted_err: float
+
+
+def final_rate(problem: Problem, gamma: float) -> float:
+    """Rate at which GD from I_gamma approaches beta_* once every mode is learned (Theorem 3.1, derived): the
+    residual r = Y - X beta obeys r' = -(X M X^T r + X X^T r N) linearized at the limit, M = gamma I + (gamma^2 I +
+    beta_* beta_*^T)^{1/2}, N = -gamma I + (gamma^2 I + beta_*^T beta_*)^{1/2} (Lemma C.10); the rate is the
+    smallest eigenvalue of that linear map, (I_k kron X M X^T) + (N kron X X^T). Zero when X is row-rank deficient."""
+    X, B = problem.X.cpu().numpy(), problem.beta_star.cpu().numpy()
+    U, s, Vh = np.linalg.svd(B, full_matrices=False)
+    root = np.sqrt(gamma ** 2 + s ** 2) - gamma
+    M = 2 * gamma * np.eye(X.shape[1]) + (U * root) @ U.T
+    N = (Vh.T * root) @ Vh
+    L = np.kron(np.eye(B.shape[1]), X @ M @ X.T) + np.kron(N, X @ X.T)
+    return float(max(np.linalg.eigvalsh(L).min(), 0.0))
+
+
+def horizon_from_data(problems: list[Problem], gammas, target: float = 1e-10) -> Horizon:
+    """Training time after which GD is predicted within ``target`` of beta_* (Theorem 3.1) for every data set and
+    gamma: T = max over (data set, gamma) of t_learn + ln(||beta_*||_F / target) / rate, where rate is
+    :func:`final_rate` and t_learn = ln(max(sigma_*,1 / gamma, 1)) / (2 lambda_min(X X^T) sigma_*,k) bounds the
+    saddle-to-saddle phase: the slowest mode grows from gamma like exp(2 lambda_min sigma_*,k t) (the whitened
+    learning time ln(1/gamma)/(2 sigma) with the smallest growth rate of the drawn data). Infinite when X is
+    row-rank deficient (an assumption of Theorem 3.1 fails)."""
+    T, rate_min, t_learn_max = 0.0, np.inf, 0.0
+    for p in problems:
+        lam = float(np.linalg.eigvalsh((p.X @ p.X.T).cpu().numpy()).min())
+        s = torch.linalg.svdvals(p.beta_star).cpu().numpy()
+        bnorm = float(np.linalg.norm(s))
+        for g in np.asarray(gammas, float):
+            rate = final_rate(p, float(g))
+            growth = 2 * lam * s[-1]
+            t_learn = np.log(max(s[0] / g, 1.0)) / growth if growth > 0 else np.inf
+            t_conv = np.log(max(bnorm / target, 1.0)) / rate if rate > 0 else np.inf
+            T, rate_min, t_learn_max = max(T, t_learn + t_conv), min(rate_min, rate), max(t_learn_max, t_learn)
+    return Horizon(float(T), float(rate_min), float(t_learn_max), float(target))
+
+
 def variational_certificate(problem: Problem, gammas, seed: int) -> float:
     """Proposition ``thm-linear-riccati-varopt``: largest relative gap between the closed-form V*(gamma) and an
     independent L-BFGS minimum of the convex reformulation (random start from ``seed``); NaN for no gammas."""
+    return variational_gaps(problem, gammas, seed)[0]
+
+
+def variational_gaps(problem: Problem, gammas, seed: int) -> tuple[float, float]:
+    """:func:`variational_certificate` and its control: the same L-BFGS minima against the closed form evaluated at
+    the singular values of the label-generating beta_gt instead of beta_* = X^+ Y (the wrong optimum). Returns
+    (gap, control gap); NaN for no gammas."""
     sigma_star = torch.linalg.svdvals(problem.beta_star).cpu().numpy()
+    sigma_gt = torch.linalg.svdvals(problem.beta_gt).cpu().numpy()
     d = problem.XtY.shape[0]
-    gaps = []
+    gaps, controls = [], []
     for g in gammas:
         r = variational_numeric(problem.X.cpu().numpy(), problem.Y.cpu().numpy(), float(g), seed=seed)
-        V = variational_value(sigma_star, g, d)
+        V, V_gt = variational_value(sigma_star, g, d), variational_value(sigma_gt, g, d)
         gaps.append(abs(r["value"] - V) / V)
-    return float(max(gaps)) if gaps else float("nan")
+        controls.append(abs(r["value"] - V_gt) / V_gt)
+    return (float(max(gaps)), float(max(controls))) if gaps else (float("nan"), float("nan"))

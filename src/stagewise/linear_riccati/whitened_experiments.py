@@ -12,7 +12,9 @@ import torch
 from stagewise.linear_riccati.data import Problem
 from stagewise.linear_riccati.gradient_descent import gd
 from stagewise.linear_riccati.initialization import reduced_init
-from stagewise.linear_riccati.jump_process import jump_time
+from stagewise.linear_riccati.jump_process import (half_time_remainder, jump_time, remainder_first_order,
+                                                   remainder_second_order_scale)
+from stagewise.linear_riccati.mirror_experiments import offdiagonal
 from stagewise.linear_riccati.riccati import half_time, sigma_beta, sigma_beta_ode, sigma_beta_paper
 from stagewise.linear_riccati.whitened_gd import whitened_mode_recursion
 from stagewise.numerics.fits import first_crossing, loglog_slope
@@ -25,7 +27,9 @@ class WhitenedRun:
     """GD at one step ``eta`` on whitened data, batched over gamma: times ``t`` of every step, the modes
     diag(U^T beta V) (steps + 1, gamma, k) and the closed form ``cf`` there; the largest gap per gamma (``err``);
     the invariant against the scalar law (``law_err``) and the bottom-direction drift (``bottom_drift``), both in
-    units of eps * steps * sigma_max; GD half-learning times ``cross`` (gamma, k); sigma(W1) records."""
+    units of eps * steps * sigma_max; GD half-learning times ``cross`` (gamma, k); sigma(W1) records. Also, in the
+    same units, the largest off-diagonal entry of U^T beta V over the records (``offdiag``, Theorem C.11: static
+    singular vectors) and, as a control, the invariant against the flow's constant 2 gamma (``law_control``)."""
     eta: float
     t: np.ndarray
     modes: np.ndarray
@@ -36,13 +40,17 @@ class WhitenedRun:
     cross: np.ndarray
     sv_W1: np.ndarray
     t_rec: np.ndarray
+    offdiag: float = 0.0
+    law_control: float = 0.0
 
 
 @dataclass
 class Whitened:
     """Runs at step sizes ``etas`` (largest first), the gap matrix ``err`` (eta, gamma), the error constant
     err / (eta (1 + ln 1/gamma)) at the smallest step, fitted orders ``slopes`` (one per gamma), exact half-times
-    ``t_exact`` (gamma, k) and Richardson-extrapolated GD half-times ``t_rich``."""
+    ``t_exact`` (gamma, k) and Richardson-extrapolated GD half-times ``t_rich``. Control: the same error constant
+    and orders against the closed form at gamma/2 (``err_const_control``, ``slopes_control``: W1(0) of squared
+    norm gamma instead of 2 gamma)."""
     sigma_star: np.ndarray
     gammas: np.ndarray
     horizon: float
@@ -52,6 +60,8 @@ class Whitened:
     slopes: np.ndarray
     t_exact: np.ndarray
     t_rich: np.ndarray
+    err_const_control: np.ndarray = None
+    slopes_control: np.ndarray = None
 
 
 def gd_vs_closed_form(problem: Problem, U: torch.Tensor, V: torch.Tensor, sigma_star, gammas, etas,
@@ -71,32 +81,43 @@ def gd_vs_closed_form(problem: Problem, U: torch.Tensor, V: torch.Tensor, sigma_
                  param=param)
         t = np.arange(steps + 1) * e
         cf = sigma_beta(sig[None, None, :], gw[None, :, None], t[:, None, None])
+        cf_half = sigma_beta(sig[None, None, :], gw[None, :, None] / 2, t[:, None, None])
         law = np.stack([whitened_mode_recursion(sig, g, e, steps)["invariant_law"] for g in gw])
         inv_modes = torch.diagonal(Uk.T @ res["inv"] @ Uk, dim1=-2, dim2=-1).cpu().numpy()
         bottom = torch.diagonal(Up.T @ res["inv"] @ Up, dim1=-2, dim2=-1).cpu().numpy() / (2 * gw[:, None]) - 1
         unit = EPS * steps * sig.max()
+        full_basis = torch.cat([Uk, Up], dim=1).cpu().numpy()
+        offdiag = offdiagonal(full_basis.T @ res["beta"] @ V.cpu().numpy(), k) / unit
         runs.append(WhitenedRun(
             e, t, res["modes"], cf, np.abs(res["modes"] - cf).max(axis=(0, 2)),
             float(np.abs(inv_modes - law).max() / unit),
             float(np.abs(bottom * 2 * gw[:, None]).max() / unit) if d > k else 0.0,
             np.array([[first_crossing(t, res["modes"][:, j, i], sig[i] / 2) for i in range(k)]
                       for j in range(len(gw))]),
-            res["sv_W1"], res["t"]))
+            res["sv_W1"], res["t"], float(offdiag), float(np.abs(inv_modes - 2 * gw[:, None]).max() / unit)))
+        runs[-1].err_half = np.abs(res["modes"] - cf_half).max(axis=(0, 2))
     err = np.array([r.err for r in runs])                                    # (eta, gamma)
+    err_half = np.array([r.err_half for r in runs])
     err_const = err[-1] / (etas[-1] * (1 + np.log(1 / np.minimum(gw, 1.0))))
     slopes = np.array([loglog_slope(etas, err[:, j]) for j in range(len(gw))])
     t_exact = half_time(sig[None, :], gw[:, None])
     t_rich = 2 * runs[2].cross - runs[1].cross                                # Richardson extrapolation to eta = 0
-    return Whitened(sig, gw, T, runs, err, err_const, slopes, t_exact, t_rich)
+    return Whitened(sig, gw, T, runs, err, err_const, slopes, t_exact, t_rich,
+                    err_half[-1] / (etas[-1] * (1 + np.log(1 / np.minimum(gw, 1.0)))),
+                    np.array([loglog_slope(etas, err_half[:, j]) for j in range(len(gw))]))
 
 
 @dataclass
 class ClosedFormAccuracy:
     """Stable closed form vs the scalar ODE and vs the paper's literal (C.33) (gamma >= 1e-4), and exact
-    half-times vs root-finding on the ODE solution."""
+    half-times vs root-finding on the ODE solution. Controls: the closed form at half the time (E = exp(-root t),
+    ``cf_vs_ode_control``) against the ODE, and the small-gamma approximation ln(2 s/gamma)/(2 s) of the
+    half-time against the ODE crossings (``halftime_approx_err``)."""
     cf_vs_ode: float
     cf_vs_paper: float
     halftime_ode_err: float
+    cf_vs_ode_control: float = float("nan")
+    halftime_approx_err: float = float("nan")
 
 
 def closed_form_accuracy(sigma_star, gammas, horizon: float) -> ClosedFormAccuracy:
@@ -108,9 +129,12 @@ def closed_form_accuracy(sigma_star, gammas, horizon: float) -> ClosedFormAccura
                       for tt in [np.linspace(0, 1.2 * half_time(sig.min(), g), 20001)]])
     tt = np.linspace(0, horizon, 2001)
     cf_vs_ode = max(np.abs(sigma_beta(s, g, tt) - sigma_beta_ode(s, g, tt)).max() for s in sig for g in gw)
+    cf_control = max(np.abs(sigma_beta(s, g, tt / 2) - sigma_beta_ode(s, g, tt)).max() for s in sig for g in gw)
+    t_approx = np.log(2 * sig[None, :] / gw[:, None]) / (2 * sig[None, :])
     cf_vs_paper = max(np.abs(sigma_beta(s, g, tt) - sigma_beta_paper(s, g, tt)).max()
                       for s in sig for g in gw if g >= 1e-4)
-    return ClosedFormAccuracy(float(cf_vs_ode), float(cf_vs_paper), float(np.nanmax(np.abs(t_ode - t_exact))))
+    return ClosedFormAccuracy(float(cf_vs_ode), float(cf_vs_paper), float(np.nanmax(np.abs(t_ode - t_exact))),
+                              float(cf_control), float(np.nanmax(np.abs(t_ode - t_approx))))
 
 
 @dataclass
@@ -118,7 +142,11 @@ class JumpRates:
     """For gamma = 10^-p (p in ``powers``): rescaled half-times t_1/2 / ln(1/gamma) (``rescaled``, (p, k)); fitted
     exponents of their deviation from 1/(2 sigma) in ln(1/gamma) (``rates``); the largest error of ln(1/gamma) x
     deviation against ln(2 sigma)/(2 sigma) beyond the first power (``scaled_err``); and whether every learning
-    order is largest first."""
+    order is largest first. Also the half-time remainder t_1/2 - ln(2 sigma/gamma)/(2 sigma) minus its O(gamma) term
+    -gamma/(2 sigma^2), over its second-order scale, largest over every power (``remainder_err``). Controls: the
+    same remainder without the O(gamma) term (``remainder_control``), the exponents of the unrescaled deviation
+    |t_1/2 - 1/(2 sigma)| (``rates_unrescaled``), and the order test on the GD crossings with the modes listed in
+    reverse (a shuffled order, ``order_control``)."""
     powers: np.ndarray
     gammas: np.ndarray
     log_inv_gamma: np.ndarray
@@ -126,6 +154,10 @@ class JumpRates:
     rates: list
     scaled_err: float
     order_ok: bool
+    remainder_err: float = float("nan")
+    remainder_control: float = float("nan")
+    rates_unrescaled: list = None
+    order_control: bool = True
 
 
 def jump_rates(sigma_star, powers, whitened: Whitened) -> JumpRates:
@@ -142,4 +174,12 @@ def jump_rates(sigma_star, powers, whitened: Whitened) -> JumpRates:
     scaled_err = float(np.abs(deviation[1:] * lnj[1:, None] - target).max()) if len(gj) > 1 else 0.0
     order_ok = bool(np.all(np.diff(t_half, axis=1) > 0)) and all(np.all(np.diff(r.cross, axis=1) > 0)
                                                                  for r in whitened.runs)
-    return JumpRates(np.asarray(powers), gj, lnj, resc, rates, scaled_err, order_ok)
+    order_control = all(np.all(np.diff(r.cross[:, ::-1], axis=1) > 0) for r in whitened.runs)
+    rem = half_time_remainder(sig[None, :], gj[:, None], t_half)
+    scale = remainder_second_order_scale(sig[None, :], gj[:, None], t_half)
+    remainder_err = float((np.abs(rem - remainder_first_order(sig[None, :], gj[:, None])) / scale).max())
+    remainder_control = float((np.abs(rem) / scale).max())
+    unrescaled = [loglog_slope(lnj, np.abs(t_half[:, i] - jump_time(sig[i])))
+                  for i in np.flatnonzero(np.abs(target) > 1e-3)]
+    return JumpRates(np.asarray(powers), gj, lnj, resc, rates, scaled_err, order_ok, remainder_err,
+                     remainder_control, unrescaled, bool(order_control))
