@@ -78,7 +78,7 @@ def test_a_change_in_src_makes_every_chapter_stale(built_book, tmp_path):
     copy = tmp_path / "project"
     for part in ("src", "book/chapters"):
         shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("requirements.txt", "pyproject.toml"):
+    for name in ("requirements.txt", "requirements.lock", "pyproject.toml"):
         shutil.copy(ROOT / name, copy / name)
     chapters = [(c, copy / "book" / "chapters" / c.source.name) for c in all_chapters()]
     assert all(book.staleness(type(c)(c.name, src), root=copy) is None for c, src in chapters)

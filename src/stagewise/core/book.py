@@ -85,8 +85,11 @@ def staleness(chapter: Chapter, executed: Path | None = None, root: Path = PROJE
     return None
 
 
-def plan(chapters: list[Chapter] | None = None, force: bool = False) -> list[Plan]:
-    return [Plan(c, "forced" if force else staleness(c)) for c in (chapters or all_chapters())]
+def plan(chapters: list[Chapter] | None = None, force: bool | list[str] = False) -> list[Plan]:
+    """Each chapter and why it must execute (``None``: up to date); ``force``: every chapter, or those named."""
+    def forced(c: Chapter) -> bool:
+        return force is True or (isinstance(force, list) and c.name in force)
+    return [Plan(c, "forced" if forced(c) else staleness(c)) for c in (chapters or all_chapters())]
 
 
 def failed_checks(chapter: Chapter) -> list[str]:

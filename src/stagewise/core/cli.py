@@ -85,7 +85,8 @@ def _parser() -> argparse.ArgumentParser:
         "book", help="execute stale chapters and build the HTML book",
         description="Execute every chapter whose code changed (chapter, src/, requirements) into "
                     "book/executed/<chapter>, then build _build/html with warnings as errors.")
-    b.add_argument("--force", action="store_true", help="execute every chapter again")
+    b.add_argument("--force", nargs="?", const=FORCE_ALL, action="append", default=[], metavar="CHAPTER",
+                   help="execute CHAPTER again even if it is up to date (repeatable); alone: every chapter")
     b.add_argument("--dry-run", action="store_true", help="only say which chapters would be executed")
     b.add_argument("--no-html", action="store_true", help="execute chapters but skip the HTML build")
     b.add_argument("--strict", action="store_true", help="exit 3 when any chapter has a failed check")
@@ -161,11 +162,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+FORCE_ALL = "\0all"  # --force without a chapter
+
+
 def _book(args: argparse.Namespace) -> int:
     from stagewise.core import book
     if args.jobs < 0:
         raise UsageError(f"--jobs must be at least 1 (0: one per core), got {args.jobs}")
     only = [get_chapter(name) for name in args.only] or None
+    forced = [get_chapter(name).name for name in args.force if name != FORCE_ALL]
+    args.force = True if FORCE_ALL in args.force else forced
     if args.dry_run:
         for item in book.plan(only, force=args.force):
             print(f"{item.chapter.name:24s} {'execute: ' + item.reason if item.reason else 'up to date'}")

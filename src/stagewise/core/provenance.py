@@ -21,30 +21,42 @@ def _git(*args: str) -> str | None:
 
 
 def git_state() -> dict[str, object]:
+    """Commit and whether the tree differs from it: tracked changes anywhere, and untracked files under
+    ``src/`` and ``book/`` (a new module or chapter file changes results too; ignored outputs do not count)."""
     commit = _git("rev-parse", "HEAD")
-    status = _git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit or "unknown", "dirty": bool(status) if status is not None else True}
+    tracked = _git("status", "--porcelain", "--untracked-files=no")
+    untracked = _git("status", "--porcelain", "--untracked-files=all", "--", "src", "book")
+    if tracked is None or untracked is None:
+        return {"commit": commit or "unknown", "dirty": True}
+    return {"commit": commit or "unknown", "dirty": bool(tracked) or bool(untracked)}
 
 
 def versions() -> dict[str, str]:
+    """Python and every installed distribution (numba, scikit-learn, mlxtend... change results too);
+    the packages of ``TRACKED_PACKAGES`` are always present, as "not installed" if they are missing."""
     found = {"python": platform.python_version()}
     for name in TRACKED_PACKAGES:
         try:
             found[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             found[name] = "not installed"
-    return found
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name not in found:
+            found[name] = dist.version
+    return dict(sorted(found.items(), key=lambda item: (item[0] != "python", item[0].lower())))
 
 
 def code_fingerprint(chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
     """Hash of everything a chapter's outputs depend on.
 
-    The chapter source, every file of the package and the pinned requirements:
+    The chapter source, every file of the package, the pinned requirements and the lock:
     unlike jupyter-cache (which hashes code cells only), a change anywhere in
     ``src/`` marks every chapter stale.
     """
     digest = hashlib.sha256()
-    files = sorted((root / "src").rglob("*.py")) + [root / "requirements.txt", root / "pyproject.toml"]
+    files = sorted((root / "src").rglob("*.py")) + [root / name for name in
+                                                    ("requirements.txt", "requirements.lock", "pyproject.toml")]
     for path in [chapter_source, *files]:
         if path.is_file():
             digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())

@@ -150,6 +150,8 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
         # Only the values that differ from the declared defaults are injected: a default run
         # (and the book) shows the one declared parameters cell, with no injected copy.
         injected = {k: v for k, v in parameters.items() if v != chapter.parameters[k].default}
+        # Taken before executing: an edit to src/ during the run must leave its outputs stale.
+        fingerprint = code_fingerprint(chapter.source)
         papermill.execute_notebook(
             chapter.notebook(), str(notebook_path), parameters=injected, cwd=str(staging),
             kernel_name="python3", progress_bar=progress, log_output=False,
@@ -163,7 +165,7 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
         results["provenance"].update(
             wall_seconds=round(time.time() - started, 2),
             command=" ".join(sys.argv) if sys.argv and sys.argv[0].endswith("stagewise") else "stagewise (library call)",
-            code_fingerprint=code_fingerprint(chapter.source))
+            code_fingerprint=fingerprint)
         rundir.write_text_atomic(results_path, json.dumps(results, indent=2))
         rundir.install(staging, folder, chapter.name)
     except BaseException as err:  # noqa: BLE001 - interruptions must also leave a marked partial run
