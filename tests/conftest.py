@@ -1,3 +1,4 @@
+import json
 import os
 import shutil
 import subprocess
@@ -36,3 +37,13 @@ def built_book():
     out = subprocess.run([STAGEWISE, "book", "--strict"], capture_output=True, text=True, cwd=ROOT, timeout=3600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out
+
+
+def mutated_strict_run(chapter: str, mutation: str, reduced: list[str], tmp_path: Path) -> dict[str, bool]:
+    """Run CHAPTER --strict at reduced parameters with STAGEWISE_MUTATION=mutation (a deliberately broken
+    function, see stagewise.core.mutation); assert it fails its checks (exit 3); return {check: passed}."""
+    env = dict(os.environ, STAGEWISE_MUTATION=mutation)
+    out = subprocess.run([STAGEWISE, "run", chapter, "--strict", "--quiet", *reduced, "--out", str(tmp_path / "r")],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert out.returncode == 3, out.stderr[-2000:]
+    return {c["name"]: c["passed"] for c in json.loads((tmp_path / "r" / "results.json").read_text())["checks"]}

@@ -1,10 +1,6 @@
 """A wrong stage-time formula (eq. 10 with a factor 1/2) inside the chapter's kernel makes
 `stagewise run diagonal-incremental --strict` fail its checks (exit 3), at reduced parameters."""
-import json
-import os
-import subprocess
-
-from conftest import ROOT, STAGEWISE
+from conftest import ROOT, mutated_strict_run
 
 MUTANTS = ROOT / "tests" / "diagonal_incremental" / "mutants.py"
 REDUCED = ["-p", "alphas_flow", "[1e-8, 1e-16, 1e-32]", "-p", "alphas_gd", "[0.1, 0.001]",
@@ -12,12 +8,7 @@ REDUCED = ["-p", "alphas_flow", "[1e-8, 1e-16, 1e-32]", "-p", "alphas_gd", "[0.1
 
 
 def test_halved_stage_times_fail_the_strict_run(tmp_path):
-    env = dict(os.environ, STAGEWISE_MUTATION="stagewise.diagonal_incremental.algorithm:time_until_active="
-                                              f"{MUTANTS}:halved_time_until_active")
-    out = subprocess.run([STAGEWISE, "run", "diagonal-incremental", "--strict", "--quiet", *REDUCED,
-                          "--out", str(tmp_path / "r")], capture_output=True, text=True, env=env, cwd=ROOT,
-                         timeout=600)
-    assert out.returncode == 3, out.stderr[-2000:]
-    checks = {c["name"]: c["passed"] for c in json.loads((tmp_path / "r" / "results.json").read_text())["checks"]}
+    checks = mutated_strict_run("diagonal-incremental", "stagewise.diagonal_incremental.algorithm:time_until_active="
+                                f"{MUTANTS}:halved_time_until_active", REDUCED, tmp_path)
     assert not checks["transition times at smallest alpha (rel.)"]
     assert not checks["extrapolated transition times (rel.)"]

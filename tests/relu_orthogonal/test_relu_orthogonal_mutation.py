@@ -1,10 +1,6 @@
 """Algorithm 1 without its step-size correction (line 2's rate log(1 + eta r)/eta replaced by r) inside the
 chapter's kernel makes `stagewise run relu-orthogonal --strict` fail its checks (exit 3), at reduced parameters."""
-import json
-import os
-import subprocess
-
-from conftest import ROOT, STAGEWISE
+from conftest import ROOT, mutated_strict_run
 
 MUTANTS = ROOT / "tests" / "relu_orthogonal" / "mutants.py"
 REDUCED = ["-p", "fig1_log_inv_lambda", "100", "-p", "norm_log2n_max", "10", "-p", "norm_gd_log2n_max", "5",
@@ -13,11 +9,6 @@ REDUCED = ["-p", "fig1_log_inv_lambda", "100", "-p", "norm_log2n_max", "10", "-p
 
 
 def test_uncorrected_rates_fail_the_strict_run(tmp_path):
-    env = dict(os.environ, STAGEWISE_MUTATION="stagewise.relu_orthogonal.algorithm:neuron_rates="
-                                              f"{MUTANTS}:gradient_flow_rates")
-    out = subprocess.run([STAGEWISE, "run", "relu-orthogonal", "--strict", "--quiet", *REDUCED,
-                          "--out", str(tmp_path / "r")], capture_output=True, text=True, env=env, cwd=ROOT,
-                         timeout=600)
-    assert out.returncode == 3, out.stderr[-2000:]
-    checks = {c["name"]: c["passed"] for c in json.loads((tmp_path / "r" / "results.json").read_text())["checks"]}
+    checks = mutated_strict_run("relu-orthogonal", "stagewise.relu_orthogonal.algorithm:neuron_rates="
+                                f"{MUTANTS}:gradient_flow_rates", REDUCED, tmp_path)
     assert not checks["sweep: extrapolated jump times vs GD-corrected Alg. 1 (rel.)"]

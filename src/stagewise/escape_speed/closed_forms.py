@@ -14,9 +14,11 @@ from stagewise.escape_speed.ascent import projected_ascent
 from stagewise.escape_speed.network import Weights, init_sphere, speed
 
 
-def rank_one_speed_eq6(phi: np.ndarray) -> np.ndarray:
-    """Proposition "Example 1" (a), paper Eq. (6): best rank-one speed of Example 1 at first-layer angle ``phi``."""
-    xi = np.mod(phi, np.pi / 4)
+def rank_one_speed_eq6(phi: np.ndarray, period: float = np.pi / 4) -> np.ndarray:
+    """Proposition "Example 1" (a), paper Eq. (6): best rank-one speed of Example 1 at first-layer angle ``phi``.
+
+    ``period`` is the ``pi/4`` of ``xi = phi mod pi/4``; another value gives a wrong closed form (a control)."""
+    xi = np.mod(phi, period)
     return np.abs(np.cos(xi + np.pi / 4) - np.cos(xi) + np.cos(xi - np.pi / 4) - np.cos(xi - np.pi / 2))
 
 
@@ -134,17 +136,32 @@ class LinearStudy:
     closed_form: float           # sigma_max(G X^T)
     solver_gap: float            # max over depths of |s_hat / sigma_max - 1|, identity activation
     chain_gap: float             # |speed of the rank-one chain - sigma_max|
+    frobenius_gap: float = float("nan")  # max over depths of |s_hat / |G X^T|_F - 1|: the one-layer law (control)
+    sv_ratio: float = float("nan")       # sigma_2 / sigma_1 of G X^T (a small gap slows the solver)
+    steps: int = 0                       # solver steps used (grown with the gap, see linear_steps)
+
+
+def linear_steps(steps: int, sv_ratio: float, reference_gap: float = 0.25, max_factor: int = 8) -> int:
+    """Solver steps for the deep linear closed form: ``steps`` for a relative spectral gap
+    ``1 - sigma_2/sigma_1 >= reference_gap``, growing like ``1 / gap`` below it (the top pair separates from the
+    second one at a rate proportional to the gap, as in power iteration), at most ``max_factor`` times."""
+    gap = max(1.0 - sv_ratio, 1e-12)
+    return int(steps * min(max_factor, max(1.0, reference_gap / gap)))
 
 
 def linear_study(X: torch.Tensor, G: torch.Tensor, depths: tuple[int, ...], width: int, restarts: int, steps: int,
                  eta: float, eta_final: float, generator: torch.Generator, chain_depth: int = 3) -> LinearStudy:
     """Proposition "Closed forms" (ii): projected ascent with the identity activation at each depth, and the
     balanced rank-one chain of depth ``chain_depth``, against ``s*_lin = sigma_max(G X^T)``."""
-    s_lin = linear_speed(X, G)
-    gap = 0.0
+    s_lin, s_fro = linear_speed(X, G), one_layer_speed(X, G)
+    sv = torch.linalg.svdvals(G @ X.T)
+    ratio = float(sv[1] / sv[0]) if len(sv) > 1 else 0.0
+    n_steps = linear_steps(steps, ratio)
+    gap, fro = 0.0, 0.0
     for L in depths:
         W0 = init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], restarts, generator, X.device)
-        r = projected_ascent(W0, X, G, steps, eta, eta_final, relu=False)
+        r = projected_ascent(W0, X, G, n_steps, eta, eta_final, relu=False)
         gap = max(gap, abs(float(r.speeds.max()) / s_lin - 1))
+        fro = max(fro, abs(float(r.speeds.max()) / s_fro - 1))
     chain = linear_chain(X, G, chain_depth, width)
-    return LinearStudy(s_lin, gap, abs(float(speed(chain, X, G, relu=False)[0]) - s_lin))
+    return LinearStudy(s_lin, gap, abs(float(speed(chain, X, G, relu=False)[0]) - s_lin), fro, ratio, n_steps)

@@ -18,7 +18,7 @@ from stagewise.escape_speed.low_rank import layer_diagnostics, relu_deviation
 from stagewise.escape_speed.network import Weights, check_problem, forward, init_sphere, normalize_layers, speed
 
 
-def deepen(Ws: Weights, X: torch.Tensor, G: torch.Tensor, k: int = 1) -> Weights:
+def deepen(Ws: Weights, X: torch.Tensor, G: torch.Tensor, k: int = 1, choose: str = "best") -> Weights:
     """Proposition 3.2 ("Monotonicity in depth", App. A.3) construction: a depth-``L+k`` network at least as fast.
 
     For each network of the batch: pick the last-hidden-layer neuron ``i*`` with the most
@@ -26,6 +26,8 @@ def deepen(Ws: Weights, X: torch.Tensor, G: torch.Tensor, k: int = 1) -> Weights
     keep it alone with weight ``c = (sum_i |W_{L,.i}| |W_{L-1,i.}|)^{1/2}``, insert ``k``
     identity-like rank-one layers ``e1 e1^T`` and re-normalize every layer (which only
     increases the speed). Hidden widths are kept; the result has ``|W_l|_F = 1``.
+    ``choose="worst"`` keeps the neuron with the *largest* contribution instead: a wrong construction, the
+    control of the chapter's check (it loses speed).
     """
     L = len(Ws)
     _, Zs = forward(Ws, X)
@@ -35,7 +37,7 @@ def deepen(Ws: Weights, X: torch.Tensor, G: torch.Tensor, k: int = 1) -> Weights
         a, b = WL.norm(dim=0), WL1.norm(dim=1)                   # column / row norms
         contrib = torch.einsum("on,oj,nj->n", WL, G, torch.relu(WL1 @ H))
         norm_c = torch.where(a * b > 0, contrib / (a * b).clamp_min(1e-300), torch.zeros_like(contrib))
-        i = int(torch.argmin(norm_c))
+        i = int(torch.argmin(norm_c)) if choose == "best" else int(torch.argmax(norm_c))
         c = torch.sqrt((a * b).sum())
         n = WL1.shape[0]
         new_prev = torch.zeros_like(WL1)
@@ -94,6 +96,7 @@ class DepthResult:
     success: list[float]           # fraction of random restarts within 1e-3 of s_hat(L)
     forward_speeds: list[float] = field(default_factory=list)  # s_hat(L) after the forward pass alone
     merged_speeds: list[float] = field(default_factory=list)   # speed of the merged depth-(L+1) optimum (nan at the top)
+    random_optima: list[Weights] = field(default_factory=list)  # best random restart per depth (no construction in it)
 
 
 def escape_by_depth(X: torch.Tensor, G: torch.Tensor, depths: list[int], width: int, restarts: int, steps: int,
@@ -123,7 +126,9 @@ def escape_by_depth(X: torch.Tensor, G: torch.Tensor, depths: list[int], width: 
             etas += [warm_eta] * warm[0].shape[0]
         out = projected_ascent(batch, X, G, steps, torch.tensor(etas, dtype=X.dtype, device=X.device), eta_final)
         best_W, best_s = out.best()
-        sr = float(out.speeds[:restarts].max())
+        ir = int(torch.argmax(out.speeds[:restarts]))
+        sr = float(out.speeds[ir])
+        res.random_optima.append([W[ir:ir + 1] for W in out.Ws])
         res.depths.append(L)
         res.speeds.append(best_s)
         res.random_speeds.append(sr)
@@ -164,6 +169,7 @@ class DeepeningCheck:
     """Proposition 3.2 on random networks: the largest speed the construction lost (at most rounding)."""
     max_loss: float              # max over networks with positive speed of s(theta) - s(deepened), clamped at 0
     n_positive: int              # networks with positive speed (the proposition's hypothesis)
+    wrong_max_loss: float = math.nan  # the same with the wrong neuron kept (``choose="worst"``): the control
 
 
 def deepening_check(X: torch.Tensor, G: torch.Tensor, widths: list[int], nets: int, k: int,
@@ -173,7 +179,11 @@ def deepening_check(X: torch.Tensor, G: torch.Tensor, widths: list[int], nets: i
     before = speed(W, X, G)
     after = torch.cat([speed(deepen([w[i:i + 1] for w in W], X, G, k=k), X, G) for i in range(nets)])
     pos = before > 0
-    return DeepeningCheck(float((before - after)[pos].max().clamp_min(0)), int(pos.sum()))
+    n_wrong = min(nets, 40)
+    wrong = torch.cat([speed(deepen([w[i:i + 1] for w in W], X, G, k=k, choose="worst"), X, G) for i in range(n_wrong)])
+    wrong_loss = (before[:n_wrong] - wrong)[pos[:n_wrong]]
+    return DeepeningCheck(float((before - after)[pos].max().clamp_min(0)), int(pos.sum()),
+                          float(wrong_loss.max()) if len(wrong_loss) else math.nan)
 
 
 @dataclass

@@ -40,7 +40,7 @@ def image_data(source: str, n: int, generator: torch.Generator) -> tuple[torch.T
     x, labels = _raw_images(source)
     if not 1 <= n <= len(labels):
         raise ParameterError(f"parameter mnist_n={n}: out of range for {source}; allowed: [1, {len(labels)}]")
-    perm = torch.randperm(len(labels), generator=generator)[:n].numpy()
+    perm = torch.randperm(len(labels), generator=generator)[:n].cpu().numpy()
     x = x[perm]
     x = (x - x.mean()) / x.std()
     y = np.eye(10)[labels[perm]]
@@ -171,6 +171,8 @@ class DigitsSummary:
     ratio_deep: list[float] | None       # s2/s1 per layer of the deep run after its first escape
     plateau: dict[int, tuple[int, float, bool]]   # per depth: second plateau (iterations, time, ended)
     ratio_small_end: list[float] | None  # s2/s1 per layer of the shallower run at the end, if it escaped twice
+    ratio_deep_init: list[float] | None = None    # s2/s1 per layer of the deep run at initialization (control)
+    ratio_small_first: list[float] | None = None  # s2/s1 per layer of the shallower run after its first escape (control)
 
 
 def summarize(runs: dict[int, DigitsRun], escape_its: dict[int, list[int | None]], levels: tuple[float, float],
@@ -181,4 +183,6 @@ def summarize(runs: dict[int, DigitsRun], escape_its: dict[int, list[int | None]
     ratio_deep = top_ratio(runs[deep], record_at(runs[deep], e1)) if e1 is not None else None
     plateau = {L: second_plateau(r, *levels) for L, r in runs.items()}
     end_small = top_ratio(runs[small], -1) if escape_its[small][1] is not None else None
-    return DigitsSummary(e1, ratio_deep, plateau, end_small)
+    e1s = escape_its[small][0]
+    first_small = top_ratio(runs[small], record_at(runs[small], e1s)) if e1s is not None else None
+    return DigitsSummary(e1, ratio_deep, plateau, end_small, top_ratio(runs[deep], 0), first_small)

@@ -39,8 +39,13 @@ class RankOneScan:
     @property
     def angle_offset(self) -> float:
         """Distance of the best angle from the nearest multiple of ``pi/4``, in units of ``pi/4``."""
-        q = self.best_angle / (math.pi / 4)
-        return abs(q - round(q))
+        return pi4_offset(self.best_angle)
+
+
+def pi4_offset(angle: float) -> float:
+    """Distance of ``angle`` from the nearest multiple of ``pi/4``, in units of ``pi/4`` (0 to 1/2)."""
+    q = angle / (math.pi / 4)
+    return abs(q - round(q))
 
 
 def rank_one_scan(X: torch.Tensor, G: torch.Tensor, n_angles: int = 20001) -> RankOneScan:
@@ -78,9 +83,13 @@ class AscentSweep:
 
     @property
     def width1_excess(self) -> float:
-        """Best width-1 speed minus ``sqrt(2) - 1`` (Proposition "Closed forms" (iv): at most 0); -1 without width 1."""
-        w = min(self.widths)
-        return float(self.runs[w].speeds.max()) - RANK_ONE_SPEED if w == 1 else -1.0
+        """Best width-1 speed minus ``sqrt(2) - 1`` (Proposition "Closed forms" (iv): at most 0); nan without width 1."""
+        return float(self.runs[1].speeds.max()) - RANK_ONE_SPEED if 1 in self.widths else math.nan
+
+    @property
+    def widest_excess(self) -> float:
+        """The same for the widest networks (rank two allowed): the control of the width-1 check."""
+        return float(self.runs[max(self.widths)].speeds.max()) - RANK_ONE_SPEED
 
 
 def ascent_width_sweep(X: torch.Tensor, G: torch.Tensor, widths: list[int], restarts: int, steps: int, eta: float,
@@ -133,9 +142,16 @@ class GDSuccess:
 
     @property
     def width1_excess(self) -> float:
-        """Best width-1 speed minus ``sqrt(2) - 1`` (at most 0, Proposition "Closed forms" (iv)); -1 without width 1."""
+        """Best width-1 speed minus ``sqrt(2) - 1`` (at most 0, Proposition "Closed forms" (iv)); nan without width 1
+        or when no width-1 run escaped."""
         w1 = self.width1
-        return float(w1.max()) - RANK_ONE_SPEED if len(w1) else -1.0
+        return float(w1.max()) - RANK_ONE_SPEED if len(w1) else math.nan
+
+    @property
+    def widest_excess(self) -> float:
+        """The same for the widest networks (rank two allowed): the control of the width-1 check."""
+        s = self._finite(self.sweep.speeds[self.widths.index(max(self.widths))])
+        return float(s.max()) - RANK_ONE_SPEED if len(s) else math.nan
 
     @property
     def best(self) -> float:

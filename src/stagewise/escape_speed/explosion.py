@@ -32,6 +32,20 @@ def ode_scale(u0: float, s: float, L: int, t: np.ndarray) -> np.ndarray:
     return out
 
 
+def paper_scale(u0: float, s: float, L: int, t: np.ndarray) -> np.ndarray:
+    """The paper's uncorrected law (Prop. 2.2 as printed, with Definition 2.1's speed ``s``):
+    ``|theta(t)| = (|theta_0|^{2-L} + (2-L) L s t)^{1/(2-L)}`` (``|theta_0| e^{2st}`` at ``L = 2``), returned as the
+    per-layer scale ``|theta| / sqrt(L)``. A wrong closed form: the control of the chapter's explosion checks."""
+    n0 = u0 * math.sqrt(L)
+    if L == 2:
+        return u0 * np.exp(2 * s * t)
+    base = n0 ** (2 - L) + (2 - L) * L * s * t
+    out = np.full_like(t, np.inf, dtype=float)
+    ok = base > 0
+    out[ok] = base[ok] ** (1 / (2 - L)) / math.sqrt(L)
+    return out
+
+
 def escape_time(u0: float, u1: float, s: float, L: int) -> float:
     """Corrected escape time (Proposition 2.2 with '-' instead of the paper's '+', per-layer units):
     ``(u0^{2-L} - u1^{2-L}) / ((L-2) s)`` for ``L >= 3`` and ``log(u1/u0) / s`` for ``L = 2``.
@@ -92,17 +106,23 @@ class AlignedFlow:
     full_err: float              # the same for the full MSE loss
     kkt: float                   # largest KKT residual of the directions (true critical points: rounding)
     speed: float                 # speed s of the direction (the last depth; the same at every depth)
+    paper_err: float = math.nan  # max relative distance of the flow on L0 from the paper's uncorrected law (control)
+    paper_full_err: float = math.nan  # the same for the full MSE loss (control)
 
 
 def aligned_flow(X: torch.Tensor, Y: torch.Tensor, depths: tuple[int, ...], width: int, u0: float, u1: float,
                  n_times: int, generator: torch.Generator) -> AlignedFlow:
     """Proposition 2.2: from ``u0 rho`` (``rho`` the polished single-neuron escape direction for ``G = -Y``,
     :func:`~stagewise.escape_speed.closed_forms.single_neuron_escape`), integrate gradient flow on ``L0`` and on
-    the MSE loss up to the ODE's escape time to scale ``u1`` and compare ``u(t)`` with ``u' = s u^{L-1}``."""
+    the MSE loss up to the ODE's escape time to scale ``u1`` and compare ``u(t)`` with ``u' = s u^{L-1}``. A restart
+    batch that misses the interior (kink-free) optimum is drawn again, up to 8 times; the KKT residual reports the result."""
     G = -Y
-    curves, ode_err, full_err, kkt, s_rho = [], 0.0, 0.0, 0.0, math.nan
+    curves, ode_err, full_err, kkt, s_rho, paper_err, paper_full = [], 0.0, 0.0, 0.0, math.nan, 0.0, 0.0
     for L in depths:
-        rho, _ = single_neuron_escape(X, G, L, width, generator)
+        for _ in range(8):                     # a restart batch may miss the interior optimum: draw again
+            rho, exact = single_neuron_escape(X, G, L, width, generator)
+            if exact:
+                break
         s_rho = float(speed(rho, X, G)[0])
         kkt = max(kkt, float(kkt_residual(rho, X, G)[0]))
         times = np.linspace(0, escape_time(u0, u1, s_rho, L), n_times)
@@ -111,5 +131,8 @@ def aligned_flow(X: torch.Tensor, Y: torch.Tensor, depths: tuple[int, ...], widt
              for localized in (True, False)}
         ode_err = max(ode_err, float(np.max(np.abs(u[True] / u_ode - 1))))
         full_err = max(full_err, float(np.max(np.abs(u[False] / u_ode - 1))))
+        u_paper = paper_scale(u0, s_rho, L, times)
+        paper_err = max(paper_err, float(np.max(np.abs(u[True] / u_paper - 1))))
+        paper_full = max(paper_full, float(np.max(np.abs(u[False] / u_paper - 1))))
         curves.append(FlowCurve(L, times, u[True], u[False], u_ode))
-    return AlignedFlow(curves, ode_err, full_err, kkt, s_rho)
+    return AlignedFlow(curves, ode_err, full_err, kkt, s_rho, paper_err, paper_full)

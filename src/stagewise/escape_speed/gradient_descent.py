@@ -192,6 +192,8 @@ class Alignment:
     cosine_median: float         # median cosine between f_theta(X) and f_rho*(X)
     speed_ratio_median: float    # median speed of sqrt(L) theta / |theta| over s_hat*
     prop34_gap: float            # max LHS - RHS of Proposition 3.4's inequality on the trained networks
+    cosine_init_median: float = float("nan")       # the same cosine for the untrained initializations (control)
+    speed_ratio_init_median: float = float("nan")  # the same speed ratio for the untrained initializations (control)
 
 
 def alignment(X: torch.Tensor, Y: torch.Tensor, optimum: Weights, best_speed: float, depth: int, width: int,
@@ -204,4 +206,7 @@ def alignment(X: torch.Tensor, Y: torch.Tensor, optimum: Weights, best_speed: fl
     cosines = function_cosine(r.Ws, optimum, X)
     ratio = direction_speed(r.Ws, X, -Y) / best_speed
     lhs, rhs = prop34_sides(r.Ws, X, -Y)
-    return Alignment(float(cosines.median()), float(ratio.median()), float((lhs - rhs).max()))
+    cos0 = function_cosine(W0, optimum, X)
+    ratio0 = direction_speed(W0, X, -Y) / best_speed
+    return Alignment(float(cosines.median()), float(ratio.median()), float((lhs - rhs).max()),
+                     float(cos0.median()), float(ratio0.median()))

@@ -20,6 +20,8 @@ from stagewise.numerics.spectra import nontop_fraction
 if TYPE_CHECKING:
     from stagewise.escape_speed.deepening import DepthResult
 
+ZERO_SPEED = 1e-12   # a speed below ZERO_SPEED * |X|_F |G|_F is zero up to rounding
+
 
 def relu_deviation(Z: torch.Tensor) -> float:
     """``nu = |sigma(Z) - Z|_F^2 / |Z|_F^2 = |relu(-Z)|_F^2 / |Z|_F^2``: how far the ReLU is from the
@@ -52,11 +54,13 @@ def thm31_constant(X: torch.Tensor, G: torch.Tensor, s: float) -> tuple[float, f
     """Theorem 3.1's ``c = kappa sqrt(2 log kappa)``, ``kappa = |X|_F |G|_F / s*``, and ``l_min = c^2``.
 
     The bound ``8 c l^{-1/2} / (1 - c l^{-1/2})`` says something only for ``l > c^2``.
-    A zero speed gives ``c = inf`` (no escape, nothing to bound).
+    A zero speed gives ``c = inf`` (no escape, nothing to bound). "Zero" is relative: a computed speed at
+    rounding level, ``s <= 1e-12 |X|_F |G|_F`` (about ``1e-15`` for the ``cos 3`` data), counts as zero.
     """
-    if s <= 0:
+    scale = float(X.norm() * G.norm())
+    if s <= ZERO_SPEED * scale:
         return math.inf, math.inf
-    kappa = float(X.norm() * G.norm()) / s
+    kappa = scale / s
     c = kappa * math.sqrt(2 * math.log(kappa))
     return c, c * c
 
@@ -105,30 +109,71 @@ def prop33_speed_bracket(X: torch.Tensor, G: torch.Tensor, u: torch.Tensor, v: t
     return base - slack, base + slack
 
 
-def safe_ratio(a: float, b: float) -> float:
-    """``a / b``, or ``nan`` when ``b == 0`` (a zero optimal speed, as for the ``cos 3`` data, is reported, not divided by)."""
-    return a / b if b != 0 else float("nan")
+def safe_ratio(a: float, b: float, scale: float = 1.0) -> float:
+    """``a / b``, or ``nan`` when ``|b| <= 1e-12 scale`` (a zero optimal speed, as for the ``cos 3`` data, is about
+    ``1e-15``: it is reported, not divided by). ``scale`` is the size ``b`` is compared with, e.g. ``|X|_F |G|_F``."""
+    return a / b if abs(b) > ZERO_SPEED * scale else float("nan")
 
 
 @dataclass
 class OptimaRanks:
-    """Theorem 3.1's trend on the computed optima that reached the plateau (``L >= 3``)."""
+    """Theorem 3.1's trend on computed optima at depths ``L >= 3`` that reached the plateau."""
     deep_max: float              # max over optima of max_{l >= 2} rho_nt(W_l)
     first_max: float             # max over optima of rho_nt(W_1)
+    deep_repr_max: float = math.nan   # max over optima of max_{l >= 2} rho_nt(Z^sigma_l) and nu_l
+    count: int = 0               # optima that entered
+    rows: list = None            # (dataset, L, speed, best speed, deep rho_W, deep rho_Z / nu, first rho_W)
+
+
+def _deep_diag(W: Weights, X: torch.Tensor) -> tuple[float, float, float]:
+    """``max_{l>=2} rho_nt(W_l)``; ``max_{l>=3}`` of ``rho_nt(Z^sigma_l)`` and ``nu_l`` (nan below depth 4); ``rho_nt(W_1)``."""
+    d = layer_diagnostics(W, X)
+    deep_z = d["rho_Z"][2:] + d["nu"][2:]
+    return max(d["rho_W"][1:]), (max(deep_z) if deep_z else math.nan), d["rho_W"][0]
 
 
 def optima_ranks(results: dict[str, DepthResult], data: dict[str, tuple[torch.Tensor, torch.Tensor]],
-                 plateau: float = 1e-3) -> OptimaRanks:
-    """Theorem 3.1: ``rho_nt`` of the layers of every optimum at depth ``L >= 3`` with positive speed within
-    ``plateau`` of the best over depths (a run that stopped short of the optimum may keep a second direction)."""
-    deep, first = [], []
+                 plateau: float = 1e-3, source: str = "kept") -> OptimaRanks:
+    """Theorem 3.1: ``rho_nt`` of the layers of optima at depth ``L >= 3`` with positive speed within the relative
+    margin ``plateau`` of the best over depths (a run that stopped short of the optimum may keep a second direction).
+
+    ``source="kept"`` measures the kept optima (for ``L >= 4`` often the Proposition 3.2 construction, rank one by
+    construction); ``source="random"`` the best *random* restart per depth (:attr:`DepthResult.random_optima`),
+    whose structure is found by the solver, not built in. ``deep_repr_max`` covers ``rho_nt(Z^sigma_l)`` and
+    ``nu_l`` for ``l >= 3`` (optima of depth ``L >= 4``). ``count == 0`` when no optimum qualifies (values nan).
+    """
+    rows = []
     for name, r in results.items():
-        for L, W, s_L in zip(r.depths, r.optima, r.speeds):
-            if L >= 3 and s_L > 0 and s_L >= max(r.speeds) - plateau:
-                d = layer_diagnostics(W, data[name][0])
-                deep.append(max(d["rho_W"][1:]))
-                first.append(d["rho_W"][0])
-    return OptimaRanks(max(deep), max(first))
+        optima = r.optima if source == "kept" else r.random_optima
+        speeds = r.speeds if source == "kept" else r.random_speeds
+        best = max(r.speeds)
+        for L, W, s_L in zip(r.depths, optima, speeds):
+            if L >= 3 and s_L > ZERO_SPEED and s_L >= best * (1 - plateau):
+                rows.append((name, L, s_L, best, *_deep_diag(W, data[name][0])))
+    if not rows:
+        return OptimaRanks(math.nan, math.nan, math.nan, 0, [])
+    z = [r[5] for r in rows if not math.isnan(r[5])]
+    return OptimaRanks(max(r[4] for r in rows), max(r[6] for r in rows), max(z) if z else math.nan, len(rows), rows)
+
+
+def untrained_ranks(data: dict[str, tuple[torch.Tensor, torch.Tensor]], depths: list[int], width: int, nets: int,
+                    generator: torch.Generator) -> tuple[float, float]:
+    """The control of the Theorem 3.1 checks: the same deep-layer measures on *untrained* random networks of the
+    study's shapes (``nets`` per dataset and depth ``L >= 3``); medians over networks of ``max_{l>=2} rho_nt(W_l)``
+    and of ``max_{l>=3}`` of ``rho_nt(Z^sigma_l)``, ``nu_l`` (depths ``L >= 4``)."""
+    w_vals, z_vals = [], []
+    for X, G in data.values():
+        for L in depths:
+            if L < 3:
+                continue
+            Ws = init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], nets, generator, X.device)
+            for i in range(nets):
+                a, b, _ = _deep_diag([W[i:i + 1] for W in Ws], X)
+                w_vals.append(a)
+                if not math.isnan(b):
+                    z_vals.append(b)
+    med = lambda v: float(torch.tensor(v).median()) if v else math.nan
+    return med(w_vals), med(z_vals)
 
 
 def prop34_gap(X: torch.Tensor, G: torch.Tensor, results: dict[str, DepthResult],
@@ -158,6 +203,7 @@ class Prop33Row:
     g: float                     # |G|_F
     x: float                     # rho_nt(X) of the input
     net: float                   # max over layers of rho_nt(W_l), rho_nt(Z^sigma_l), nu_l
+    net_untrained: float = math.nan  # the same for the untrained starting networks (largest over restarts): the control
 
     @property
     def bound_hat(self) -> float:
@@ -183,6 +229,10 @@ def prop33_study(eps_values: tuple[float, ...], depths: tuple[int, ...], width: 
             W0 = init_sphere(5, [width] * (L - 1), 2, restarts, generator, device)
             W, s_hat = projected_ascent(W0, X, G, steps, eta, eta_final).best()
             d = layer_diagnostics(W, X)
+            untrained = []
+            for i in range(restarts):
+                d0 = layer_diagnostics([w[i:i + 1] for w in W0], X)
+                untrained.append(max(d0["rho_W"] + d0["rho_Z"] + d0["nu"]))
             rows.append(Prop33Row(eps, L, s_hat, lo, hi, float(G.norm()), nontop_fraction(X),
-                                  max(d["rho_W"] + d["rho_Z"] + d["nu"])))
+                                  max(d["rho_W"] + d["rho_Z"] + d["nu"]), max(untrained)))
     return rows

@@ -1,0 +1,77 @@
+"""Tests of the controls and guards of the escape-speed checks: wrong closed forms and constructions that the
+chapter's checks must reject, random-restart optima, untrained networks, relative zero speeds."""
+import math
+
+import numpy as np
+import torch
+
+from stagewise.escape_speed import closed_forms, deepening, example1, explosion, low_rank, network, problems
+
+torch.set_num_threads(1)
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def test_linear_steps_grow_with_a_small_gap():
+    assert closed_forms.linear_steps(1000, 0.5) == 1000                # gap 0.5 >= 0.25: unchanged
+    assert closed_forms.linear_steps(1000, 0.9) == 2500                # 0.25 / 0.1
+    assert closed_forms.linear_steps(1000, 1.0) == 8000                # capped at 8 times
+
+
+def test_wrong_eq6_period_and_rotated_data_are_rejected():
+    phi = np.linspace(0, 2 * np.pi, 2001)
+    X, G = problems.example1_data()
+    direct = closed_forms.neuron_speed(phi, X, G)
+    assert np.abs(closed_forms.rank_one_speed_eq6(phi) - direct).max() < 1e-12
+    assert np.abs(closed_forms.rank_one_speed_eq6(phi, np.pi / 2) - direct).max() > 1e-3
+    c, s = math.cos(math.pi / 8), math.sin(math.pi / 8)
+    R = torch.tensor([[c, -s], [s, c]], dtype=X.dtype)
+    assert example1.pi4_offset(closed_forms.shallow_speed(X, G)[1]) < 1e-9
+    assert abs(example1.pi4_offset(closed_forms.shallow_speed(R @ X, G)[1]) - 0.5) < 1e-6
+
+
+def test_paper_sign_of_the_construction_gives_the_wrong_speed():
+    X, G = problems.example1_data()
+    assert abs(float(network.speed(closed_forms.rank_two_construction(-1.0), X, G)[0]) - 0.5) < 1e-12
+    assert abs(float(network.speed(closed_forms.rank_two_construction(1.0), X, G)[0]) + 0.5) < 1e-12
+
+
+def test_wrong_neuron_in_the_deepening_loses_speed():
+    g = gen(3)
+    X, G = torch.randn(3, 15, generator=g, dtype=torch.float64), torch.randn(2, 15, generator=g, dtype=torch.float64)
+    chk = deepening.deepening_check(X, G, [4, 4], 30, 2, g)
+    assert chk.max_loss <= 1e-12 and chk.wrong_max_loss > 1e-3
+
+
+def test_paper_scale_differs_from_the_corrected_law():
+    t = np.linspace(0, 1.0, 5)
+    assert np.allclose(explosion.paper_scale(0.1, 1.0, 2, t), 0.1 * np.exp(2 * t))
+    for L in (3, 4):
+        ode, paper = explosion.ode_scale(0.1, 1.0, L, t), explosion.paper_scale(0.1, 1.0, L, t)
+        assert paper[0] == ode[0] and abs(paper[-1] / ode[-1] - 1) > 1e-3
+
+
+def test_random_optima_and_untrained_ranks():
+    X, G = problems.gaussian_data(20, 5, gen(4))
+    data = {"Gaussian": (X, G)}
+    res = deepening.escape_by_depth(X, G, [2, 3, 4], 6, 8, 300, 0.1, 1e-4, gen(5))
+    assert len(res.random_optima) == 3
+    for W, s in zip(res.random_optima, res.random_speeds):
+        assert abs(float(network.speed(W, X, G)[0]) - s) < 1e-12
+    rnd = low_rank.optima_ranks({"Gaussian": res}, data, plateau=math.inf, source="random")
+    assert rnd.count == 2 and 0.0 <= rnd.deep_max <= 1.0 and not math.isnan(rnd.deep_repr_max)
+    none = low_rank.optima_ranks({"Gaussian": res}, data, plateau=-1.0, source="random")
+    assert none.count == 0 and math.isnan(none.deep_max)
+    w, z = low_rank.untrained_ranks(data, [2, 3, 4], 6, 4, gen(6))
+    assert w > 0.1 and z > 0.1                                         # untrained nets are far from rank one
+    assert all(math.isnan(v) for v in low_rank.untrained_ranks(data, [2], 6, 4, gen(6)))
+
+
+def test_zero_speed_is_relative():
+    X, G = problems.circle_data(24, "cos3")
+    scale = float(X.norm() * G.norm())
+    assert low_rank.thm31_constant(X, G, 1e-15)[0] == math.inf       # rounding-level speed counts as zero
+    assert math.isfinite(low_rank.thm31_constant(X, G, 0.5)[0])
+    assert math.isnan(low_rank.safe_ratio(1.0, 1e-15, scale)) and low_rank.safe_ratio(1.0, 0.5, scale) == 2.0
