@@ -110,3 +110,20 @@ def test_notebook_revalidates_injected_parameters(fixture_chapters):
     namespace = dict(eta=2.0, steps=5, fail_at_step=-1, break_check=False, device="cpu", seed=0)
     with pytest.raises(sw.ParameterError, match="parameter eta"):
         sw.start("smoke-test", namespace)
+
+
+def test_an_install_without_the_book_sources_says_so(monkeypatch, capsys, tmp_path):
+    """A non-editable install has no book/chapters beside it: a clear one-line error, not an empty list."""
+    from stagewise.core import cli
+    monkeypatch.setattr(cli, "CHAPTERS_DIR", tmp_path / "missing" / "book" / "chapters")
+    assert cli.main(["list"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "book's sources are not next to this installation" in err
+
+
+def test_version_and_python_m(capsys):
+    import subprocess
+    import sys
+    from stagewise import __version__
+    out = subprocess.run([sys.executable, "-m", "stagewise", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == f"stagewise {__version__}"

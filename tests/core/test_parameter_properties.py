@@ -113,7 +113,7 @@ def test_the_command_line_gives_exit_0_or_one_line_exit_2(chapter, data, capsys,
     assert code in (0, 2), err
     if code == 2:
         lines = [line for line in err.splitlines() if line.strip()]
-        assert len(lines) == 1 and lines[0].startswith("stagewise: error: ") and "Traceback" not in err
+        assert len(lines) == 1 and lines[0].startswith("stagewise: error: ") and "Traceback (most recent call last)" not in err
     else:
         shown = json.loads(out)
         _assert_valid(param, raw, shown["parameters"][param.name])
@@ -142,7 +142,7 @@ def test_every_argument_error_is_one_line(argv, fragment, fixture_chapters, caps
         assert code == 0 and json.loads(out)["parameters"]["fail_at_step"] == -1
         return
     assert code == 2 and fragment in err
-    assert len([line for line in err.splitlines() if line.strip()]) == 1 and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1 and "Traceback (most recent call last)" not in err
     assert not (tmp_path / "r").exists()
 
 
