@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, STAGEWISE
 from stagewise.core import book
 from stagewise.core.registry import all_chapters
+from stagewise.core.results_schema import validate
 
 pytestmark = pytest.mark.book
 
@@ -37,6 +38,7 @@ def test_every_chapter_ran_strictly_and_meets_the_results_contract(built_book):
     for chapter in all_chapters():
         folder = book.EXECUTED_DIR / chapter.name
         results = json.loads((folder / "results.json").read_text())
+        validate(results, where=f"{chapter.name}/results.json")            # the published JSON Schema
         assert results["status"] == "complete" and results["chapter"] == chapter.name
         assert results["checks"] and all(c["passed"] for c in results["checks"]), chapter.name
         if any("control" in c for c in results["checks"]):  # a chapter with controls has one for every theorem check

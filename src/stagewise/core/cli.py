@@ -11,14 +11,13 @@ from pathlib import Path
 from stagewise import __version__
 from stagewise.core.registry import CHAPTERS_DIR, PROJECT_ROOT, UnknownChapterError, all_chapters, get_chapter
 from stagewise.core.parameters import ParameterError, load_parameter_file
+from stagewise.core import cli_sweep
+from stagewise.core.cli_sweep import UsageError
+from stagewise.core.results_schema import ResultsSchemaError
 from stagewise.core.rundir import OutputRefused
 
 EXIT_BAD_INPUT, EXIT_RUN_FAILED, EXIT_CHECKS_FAILED, EXIT_INTERRUPTED = 2, 1, 3, 130
 PARAM_FLAGS = ("-p", "--param")
-
-
-class UsageError(ValueError):
-    """A command line that argparse (or the -p pre-pass) cannot read: one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -102,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
                     "(stagewise book) and Debian's chromium package; no network.")
     d.add_argument("--out", type=Path, default=None, metavar="PDF",
                    help="where to write it (default: _build/pdf/learning-in-stages.pdf)")
+    cli_sweep.add_parsers(sub)
     c = sub.add_parser(
         "clean", help="remove leftovers of killed or failed runs",
         description="Remove the staging folders (.<name>.partial-<pid>) that killed runs leave behind "
@@ -266,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
-        if args.command in ("list", "params", "run", "book", "pdf") and not CHAPTERS_DIR.is_dir():
+        if args.command in ("list", "params", "run", "book", "pdf", "sweep") and not CHAPTERS_DIR.is_dir():
             raise UsageError(f"the book's sources are not next to this installation ({CHAPTERS_DIR} is missing): "
                              "install from a clone with `make setup` or `pip install -e .`")
         if hasattr(args, "param"):
@@ -283,8 +283,12 @@ def main(argv: list[str] | None = None) -> int:
             return _clean(args)
         if args.command == "pdf":
             return _pdf(args)
+        if args.command == "sweep":
+            return cli_sweep.sweep_command(args)
+        if args.command == "collect":
+            return cli_sweep.collect_command(args)
         return _book(args)
-    except (ParameterError, UnknownChapterError, OutputRefused, UsageError) as err:
+    except (ParameterError, UnknownChapterError, OutputRefused, UsageError, ResultsSchemaError) as err:
         print(f"stagewise: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

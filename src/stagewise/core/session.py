@@ -21,6 +21,7 @@ from stagewise.core.registry import get_chapter
 from stagewise.core.figures import export, use_style
 from stagewise.core.parameters import validate
 from stagewise.core.provenance import code_fingerprint, git_state, versions
+from stagewise.core.results_schema import SCHEMA_VERSION
 
 from stagewise.core.rundir import RUN_DIR_ENV  # noqa: E402 - re-exported
 
@@ -148,6 +149,7 @@ class Run:
     # -- the end --------------------------------------------------------------------
     def results(self) -> dict[str, Any]:
         return {
+            "schema_version": SCHEMA_VERSION,
             "chapter": self.chapter, "status": "complete", "parameters": self.parameters,
             "values": self.values, "checks": [c.as_dict() for c in self.checks],
             "figures": self.figures,

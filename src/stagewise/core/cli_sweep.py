@@ -1,0 +1,98 @@
+"""The ``sweep`` and ``collect`` commands of the command line (see :mod:`.sweep`, :mod:`.collect`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from stagewise.core.registry import get_chapter
+
+
+class UsageError(ValueError):
+    """A command line that argparse (or the -p pre-pass) cannot read: one line, exit 2."""
+
+
+def add_parsers(sub) -> None:
+    w = sub.add_parser(
+        "sweep", help="run a chapter over a grid of parameters on Dask",
+        description="Run CHAPTER at every point of a grid (a YAML file: NAME: [values] axes of a product, "
+                    "optional 'zip:' groups that vary together, 'seeds: N' shorthand). Every point is validated "
+                    "before anything runs. Points run as ordinary runs into DIR/points/<id> on an embedded "
+                    "LocalCluster (one process per core) or on --scheduler; DIR/sweep.json lists them. "
+                    "Rerunning skips points already complete with the current code. At the end the runs are "
+                    "collected into DIR/sweep.csv. Exit status: 0 all points complete, 1 some failed, 2 bad "
+                    "input, 130 interrupted.")
+    w.add_argument("chapter")
+    w.add_argument("--grid", required=True, metavar="YAML", help="the grid file")
+    w.add_argument("--out", type=Path, metavar="DIR", help="sweep folder (default: runs/<chapter>-sweep-<grid name>)")
+    w.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
+    w.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="worker processes of the embedded LocalCluster (default: one per core)")
+    w.add_argument("--dry-run", action="store_true", help="validate the grid and list its points; run nothing")
+    _plot_options(w)
+    k = sub.add_parser(
+        "collect", help="collect a folder of runs into one table",
+        description="Collect every run under DIR (each folder holding a results.json) into DIR/sweep.csv "
+                    "(and sweep.parquet with pyarrow): one row per run with its parameters, values and checks.")
+    k.add_argument("dir", type=Path, metavar="DIR")
+    _plot_options(k)
+
+
+def _plot_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plot", metavar="VALUE", help="also draw this named value ...")
+    p.add_argument("--against", metavar="PARAM", help="... against this parameter, seeds aggregated "
+                   "(DIR/sweep-<VALUE>-vs-<PARAM>.{pdf,svg,png})")
+
+
+def _collect_and_plot(directory: Path, args: argparse.Namespace) -> None:
+    from stagewise.core import collect
+    rows, table = collect.collect(directory)
+    print(f"stagewise: {len(rows)} runs collected into {table}")
+    if args.plot:
+        paths = collect.plot(rows, args.plot, args.against, directory, stem=f"sweep-{args.plot}-vs-{args.against}")
+        print(f"stagewise: figure {paths[0].with_suffix('')}.{{pdf,svg,png}}")
+
+
+def _check_plot_options(args: argparse.Namespace) -> None:
+    if bool(args.plot) != bool(args.against):
+        raise UsageError("--plot VALUE and --against PARAM go together")
+
+
+def sweep_command(args: argparse.Namespace) -> int:
+    from stagewise.core import grid as grids, sweep
+    _check_plot_options(args)
+    get_chapter(args.chapter)
+    if args.workers < 0:
+        raise UsageError(f"--workers must be at least 1 (0: one per core), got {args.workers}")
+    grid, points = grids.load(args.chapter, args.grid)      # every point validated: exit 2 before anything runs
+    if args.dry_run:
+        print(json.dumps([{"id": p["id"], "overrides": p["overrides"]} for p in points], indent=1, default=str))
+        return 0
+    directory = args.out or Path("runs") / f"{args.chapter}-sweep-{Path(args.grid).stem}"
+    if directory.exists() and not directory.is_dir():
+        raise UsageError(f"--out {directory} is a file, not a sweep folder")
+    if directory.is_dir() and any(directory.iterdir()) and not (directory / sweep.MANIFEST).is_file():
+        raise UsageError(f"--out {directory} is not empty and holds no {sweep.MANIFEST}: refusing to write into it")
+    results = sweep.sweep(args.chapter, grid, points, directory, args.scheduler, args.workers)
+    failed = [r for r in results if r.status == "failed"]
+    if any(r.status != "failed" for r in results):
+        _collect_and_plot(directory, args)
+    if failed:
+        print(f"stagewise: {len(failed)} of {len(results)} points failed: {', '.join(r.id for r in failed)} "
+              f"(kept as failed runs under {directory / 'points'})", file=sys.stderr)
+        return 1
+    return 0
+
+
+def collect_command(args: argparse.Namespace) -> int:
+    _check_plot_options(args)
+    if not args.dir.is_dir():
+        raise UsageError(f"{args.dir} is not a folder")
+    try:
+        _collect_and_plot(args.dir, args)
+    except (FileNotFoundError, KeyError) as err:
+        raise UsageError(str(err).strip("'\"")) from None
+    return 0
+
+

@@ -1,0 +1,129 @@
+"""``stagewise sweep``: every point of a grid run as its own ``stagewise run``, on a Dask cluster.
+
+With no address the sweep starts an embedded ``LocalCluster`` (one single-threaded worker process per
+core); ``--scheduler tcp://HOST:PORT`` uses an existing cluster (dask-jobqueue on SLURM, one worker per
+GPU, ...), whose workers need this project installed. Each point runs the ordinary run command in a
+subprocess of its worker, into ``<sweep>/points/<id>``, so it gets every guarantee of a run folder
+(staging, manifest, no overwrite on failure). ``sweep.json`` records the grid, the points and their
+status. A point whose folder already holds a complete ``results.json`` with the current code fingerprint
+is skipped, so rerunning the same command resumes a sweep. A failed point is kept as a failed run and
+reported; the others go on. At the end :mod:`.collect` writes ``sweep.csv`` (and the figure).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from stagewise.core.provenance import code_fingerprint
+from stagewise.core.registry import get_chapter
+from stagewise.core.rundir import write_text_atomic
+
+MANIFEST = "sweep.json"
+
+
+@dataclass
+class PointResult:
+    id: str
+    status: str          # "complete", "failed", "skipped"
+    seconds: float
+    message: str
+
+
+def run_point(chapter: str, parameters: dict[str, Any], folder: str) -> tuple[int, float, str]:
+    """On a worker: ``stagewise run CHAPTER -p ... --out FOLDER`` in a subprocess (one torch thread);
+    returns ``(exit status, seconds, last line of stderr)``."""
+    argv = [sys.executable, "-m", "stagewise", "run", chapter, "--quiet", "--out", folder]
+    for name, value in parameters.items():
+        argv += ["-p", name, json.dumps(value) if not isinstance(value, str) else value]
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    started = time.time()
+    out = subprocess.run(argv, capture_output=True, text=True, env=env)
+    lines = [line for line in out.stderr.splitlines() if line.strip()]
+    return out.returncode, time.time() - started, lines[-1] if lines else ""
+
+
+def is_current(folder: Path, fingerprint: str) -> bool:
+    """A complete run of the current code is already there."""
+    try:
+        results = json.loads((folder / "results.json").read_text())
+    except (OSError, ValueError):
+        return False
+    return results.get("status") == "complete" and results.get("provenance", {}).get("code_fingerprint") == fingerprint
+
+
+def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+    write_text_atomic(directory / MANIFEST, json.dumps(manifest, indent=2, default=str))
+
+
+def client_for(scheduler: str | None, workers: int):
+    """A Dask client: on ``scheduler``, or on a new LocalCluster of ``workers`` single-threaded processes."""
+    from dask.distributed import Client, LocalCluster
+    if scheduler:
+        return Client(scheduler, timeout="30s")
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+    return Client(cluster)
+
+
+def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], directory: Path,
+          scheduler: str | None = None, workers: int = 0, say: Callable[[str], None] = print) -> list[PointResult]:
+    """Run the points (validated by :func:`grid.load`) that are not yet complete, on Dask; one result per point."""
+    fingerprint = code_fingerprint(get_chapter(chapter).source)
+    (directory / "points").mkdir(parents=True, exist_ok=True)
+    manifest = {"chapter": chapter, "grid": grid, "fingerprint": fingerprint,
+                "points": [{"id": p["id"], "parameters": p["parameters"], "status": "pending"} for p in points]}
+    status = {p["id"]: p for p in manifest["points"]}
+    results = []
+    todo = []
+    for p in points:
+        if is_current(directory / "points" / p["id"], fingerprint):
+            status[p["id"]]["status"] = "complete"
+            results.append(PointResult(p["id"], "skipped", 0.0, "up to date"))
+        else:
+            todo.append(p)
+    _write_manifest(directory, manifest)
+    say(f"stagewise: sweep of {chapter}: {len(points)} points, {len(points) - len(todo)} up to date, "
+        f"{len(todo)} to run")
+    if not todo:
+        return results
+    workers = workers or len(os.sched_getaffinity(0))
+    with client_for(scheduler, min(workers, len(todo))) as client:
+        say(f"stagewise: Dask scheduler {client.scheduler.address}; dashboard {client.dashboard_link}")
+        results += _run_all(client, chapter, todo, directory, status, manifest, say)
+    return results
+
+
+def _run_all(client, chapter, todo, directory, status, manifest, say) -> list[PointResult]:
+    from dask.distributed import as_completed
+    futures = {client.submit(run_point, chapter, p["overrides"], str(directory / "points" / p["id"]),
+                             key=f"point-{p['id']}", pure=False): p["id"] for p in todo}
+    for pid in futures.values():
+        status[pid]["status"] = "running"
+    _write_manifest(directory, manifest)
+    out, done, failed = [], 0, 0
+    try:
+        for future in as_completed(futures):
+            pid = futures[future]
+            code, seconds, message = future.result()
+            ok = code == 0
+            done, failed = done + ok, failed + (not ok)
+            status[pid]["status"] = "complete" if ok else "failed"
+            status[pid]["message"] = message if not ok else ""
+            out.append(PointResult(pid, "complete" if ok else "failed", seconds, message))
+            _write_manifest(directory, manifest)
+            waiting = len(futures) - done - failed
+            say(f"  [{done} done, {failed} failed, {waiting} running or queued] {pid} "
+                f"{'ok' if ok else 'FAILED: ' + message} ({seconds:.0f} s)")
+    except KeyboardInterrupt:
+        client.cancel(list(futures))
+        for pid in futures.values():
+            if status[pid]["status"] == "running":
+                status[pid]["status"] = "interrupted"
+        _write_manifest(directory, manifest)
+        raise
+    return out

@@ -1,0 +1,141 @@
+"""`stagewise sweep` and `stagewise collect` on the tiny smoke-test chapter: grid expansion, validation of
+every point before anything runs, a sweep on a 2-worker LocalCluster that resumes (skips what is done,
+reruns a deleted point), a failing point kept and reported, the table against the individual results.json
+files, the JSON Schema of results.json, and a sweep on a scheduler and worker started as processes."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURE_CHAPTERS, ROOT, stagewise
+from stagewise.core import grid as grids
+from stagewise.core.parameters import ParameterError
+from stagewise.core.results_schema import ResultsSchemaError, validate
+
+
+def _grid(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "grid.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_grid_expansion_product_zip_and_seeds():
+    points = grids.expand({"eta": [0.1, 0.2], "steps": 5, "zip": [{"a": [1, 2, 3], "b": [4, 5, 6]}], "seeds": 2})
+    assert len(points) == 2 * 3 * 2
+    assert points[0] == {"eta": 0.1, "steps": 5, "a": 1, "b": 4, "seed": 0}
+    assert {(p["a"], p["b"]) for p in points} == {(1, 4), (2, 5), (3, 6)}
+    assert [p["seed"] for p in grids.expand({"seeds": [3, 7]})] == [3, 7]
+    with pytest.raises(ParameterError, match="equal lengths"):
+        grids.expand({"zip": [{"a": [1, 2], "b": [1]}]})
+    with pytest.raises(ParameterError, match="more than once"):
+        grids.expand({"seed": [1, 2], "seeds": 2})
+    with pytest.raises(ParameterError, match="seeds must be"):
+        grids.expand({"seeds": 0})
+
+
+def test_a_bad_point_refuses_the_sweep_before_anything_runs(fixture_chapters, tmp_path):
+    grid = _grid(tmp_path, "eta: [0.1, 5.0]\nseeds: 2\n")          # eta = 5.0 is out of (0, 1]
+    out = stagewise("sweep", "smoke-test", "--grid", grid, "--out", str(tmp_path / "s"))
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert "grid point" in out.stderr and "eta" in out.stderr and "out of range" in out.stderr
+    assert not (tmp_path / "s").exists()
+    unknown = stagewise("sweep", "smoke-test", "--grid", _grid(tmp_path, "etaa: [0.1]\n"), "--dry-run")
+    assert unknown.returncode == 2 and "etaa" in unknown.stderr
+
+
+def _rows(directory: Path) -> list[dict]:
+    with open(directory / "sweep.csv", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_sweep_runs_resumes_and_collects(fixture_chapters, tmp_path):
+    """8 points on 2 worker processes; a second run skips all; a deleted point is rerun alone; a failing
+    point is kept as a failed run and reported (exit 1) while the others complete."""
+    grid = _grid(tmp_path, "eta: [0.1, 0.2]\nsteps: [10, 20]\nfail_at_step: [-1]\nseeds: 2\n")
+    folder = tmp_path / "sweep"
+    first = stagewise("sweep", "smoke-test", "--grid", grid, "--out", str(folder), "--workers", "2",
+                      "--plot", "final_x", "--against", "eta")
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "8 to run" in first.stdout and "[8 done, 0 failed, 0 running or queued]" in first.stdout
+    assert "Dask scheduler tcp://" in first.stdout
+    manifest = json.loads((folder / "sweep.json").read_text())
+    assert len(manifest["points"]) == 8 and {p["status"] for p in manifest["points"]} == {"complete"}
+    assert {".pdf", ".svg", ".png"} <= {p.suffix for p in folder.glob("sweep-final_x-vs-eta.*")}
+    rows = _rows(folder)
+    assert len(rows) == 8
+    for row in rows:                                      # the table is the results.json files
+        results = json.loads((folder / row["run"] / "results.json").read_text())
+        assert float(row["value.final_x"]) == results["values"]["final_x"]
+        assert float(row["param.eta"]) == results["parameters"]["eta"] and int(row["seed"]) == results["provenance"]["seed"]
+        assert row["passed.decay matches (1 - eta)^steps"] == "True"
+        assert results["values"]["final_x"] == pytest.approx((1 - results["parameters"]["eta"]) ** results["parameters"]["steps"])
+    again = stagewise("sweep", "smoke-test", "--grid", grid, "--out", str(folder), "--workers", "2")
+    assert again.returncode == 0 and "8 up to date, 0 to run" in again.stdout
+    victim = sorted((folder / "points").iterdir())[0]
+    shutil.rmtree(victim)
+    resumed = stagewise("sweep", "smoke-test", "--grid", grid, "--out", str(folder), "--workers", "2")
+    assert resumed.returncode == 0 and "7 up to date, 1 to run" in resumed.stdout and victim.name in resumed.stdout
+    failing = _grid(tmp_path, "eta: [0.1]\nsteps: [10]\nfail_at_step: [-1, 3]\n")
+    bad = stagewise("sweep", "smoke-test", "--grid", failing, "--out", str(tmp_path / "bad"), "--workers", "2")
+    assert bad.returncode == 1 and "1 of 2 points failed" in bad.stderr
+    statuses = {p["status"] for p in json.loads((tmp_path / "bad" / "sweep.json").read_text())["points"]}
+    assert statuses == {"complete", "failed"}
+    assert list((tmp_path / "bad" / "points").glob("*.failed-*")) and len(_rows(tmp_path / "bad")) == 1
+
+
+def test_collect_rebuilds_the_table_and_refuses_a_foreign_results_file(fixture_chapters, tmp_path):
+    for seed in (0, 1):
+        assert stagewise("run", "smoke-test", "-p", "seed", str(seed), "--quiet",
+                         "--out", str(tmp_path / "runs" / f"s{seed}")).returncode == 0
+    out = stagewise("collect", str(tmp_path / "runs"))
+    assert out.returncode == 0 and len(_rows(tmp_path / "runs")) == 2
+    (tmp_path / "runs" / "odd").mkdir()
+    (tmp_path / "runs" / "odd" / "results.json").write_text('{"chapter": "x"}')
+    refused = stagewise("collect", str(tmp_path / "runs"))
+    assert refused.returncode == 2 and "does not follow results schema 1" in refused.stderr
+    missing = stagewise("collect", str(tmp_path / "runs" / "s0"), "--plot", "nope", "--against", "eta")
+    assert missing.returncode == 2 and "no value named 'nope'" in missing.stderr
+
+
+def test_results_follow_the_published_schema(fixture_chapters, tmp_path):
+    assert stagewise("run", "smoke-test", "--quiet", "--out", str(tmp_path / "r")).returncode == 0
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    validate(results)
+    assert results["schema_version"] == 1
+    broken = dict(results, checks=[{"name": "x", "value": 1}])       # control: a check without its verdict
+    with pytest.raises(ResultsSchemaError, match="checks/0"):
+        validate(broken)
+
+
+def test_sweep_on_a_scheduler_started_as_processes(fixture_chapters, tmp_path):
+    """The --scheduler path: `dask scheduler` and `dask worker` processes on localhost, as on a cluster."""
+    dask = str(Path(sys.executable).with_name("dask"))
+    env = dict(os.environ, STAGEWISE_EXTRA_CHAPTERS=str(FIXTURE_CHAPTERS))
+    info = tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                  "--scheduler-file", str(info)], env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        deadline = time.time() + 60
+        while not info.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        address = json.loads(info.read_text())["address"]
+        worker = subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                   "--no-dashboard"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+        grid = _grid(tmp_path, "eta: [0.1, 0.3]\nsteps: 5\n")
+        out = stagewise("sweep", "smoke-test", "--grid", grid, "--out", str(tmp_path / "s"), "--scheduler", address)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert f"Dask scheduler {address}" in out.stdout and len(_rows(tmp_path / "s")) == 2
+    finally:
+        for process in (worker, scheduler):
+            if process is not None:
+                process.terminate()
+                process.wait(timeout=30)
