@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -210,3 +211,15 @@ def print_pdf(html_dir: Path, pages: list[str], out: Path) -> int:
         writer.write(handle)
     os.replace(tmp, out)
     return len(writer.pages)
+
+
+def print_book(root: Path, out: Path | None = None) -> str:
+    """``stagewise pdf``: the built book of ``root`` into ``out`` (default ``_build/pdf/learning-in-stages.pdf``);
+    returns a one-line summary. :class:`FileNotFoundError` if the book is not built."""
+    html = root / "_build" / "html"
+    if not (html / "index.html").is_file():
+        raise FileNotFoundError(f"no built book in {html}: run `stagewise book` (or `make book`) first")
+    out = out or root / "_build" / "pdf" / "learning-in-stages.pdf"
+    started = time.time()
+    pages = print_pdf(html, reading_order(root), out)
+    return f"{out} ({pages} pages, {time.time() - started:.0f} s)"

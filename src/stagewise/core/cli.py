@@ -243,26 +243,24 @@ def _clean(args: argparse.Namespace) -> int:
 
 def _pdf(args) -> int:
     from stagewise.core import browser
-    html = PROJECT_ROOT / "_build" / "html"
-    if not (html / "index.html").is_file():
-        raise UsageError(f"no built book in {html}: run `stagewise book` (or `make book`) first")
-    out = args.out or PROJECT_ROOT / "_build" / "pdf" / "learning-in-stages.pdf"
-    started = time.time()
     try:
-        pages = browser.print_pdf(html, browser.reading_order(PROJECT_ROOT), out)
-    except browser.BrowserMissing as err:
+        print(f"stagewise: {browser.print_book(PROJECT_ROOT, args.out)}")
+    except (browser.BrowserMissing, FileNotFoundError) as err:
         raise UsageError(str(err)) from None
-    print(f"stagewise: {out} ({pages} pages, {time.time() - started:.0f} s)")
     return 0
 
 
-def _terminate(signum, frame):  # SIGTERM gets the same clean-up as Ctrl-C
+def _terminate(signum, frame):
+    """SIGTERM and SIGINT: asyncio (under papermill) replaces only Python's default SIGINT handler, and its
+    cancellation was once absorbed, so that a run finished as if Ctrl-C had never been pressed (seen in CI)."""
     raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     if argv is None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)  # the command itself, not a library call
+    if argv is None and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _terminate)
     try:
         argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
