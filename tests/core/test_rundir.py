@@ -28,12 +28,19 @@ def _env(**extra: str) -> dict:
     return env
 
 
+def _as_typed_in_a_terminal() -> None:
+    """In the child before exec: SIGINT delivered and handled by default, as for a command typed in a
+    terminal, whatever this test process inherited (a background job starts with SIGINT ignored)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 def sw(*args: str, fault: str | None = None, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
     env = env or _env()
     if fault:
         env = dict(env, STAGEWISE_FAULT=fault)
     return subprocess.run([STAGEWISE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-                          **kwargs)
+                          preexec_fn=_as_typed_in_a_terminal, **kwargs)
 
 
 def snapshot(folder: Path) -> dict[str, str]:
@@ -189,7 +196,8 @@ def test_clean_partial_removes_only_stagewise_leftovers(earlier, tmp_path):
 def test_ctrl_c_and_sigterm_leave_a_marked_failed_run(earlier, fault, code):
     folder, before = earlier
     out = sw("run", CHAPTER, "--out", str(folder), fault=fault)
-    assert out.returncode == code, out.stderr
+    inherited = f"(this process: SIGINT {signal.getsignal(signal.SIGINT)}, blocked {signal.pthread_sigmask(signal.SIG_BLOCK, [])})"
+    assert out.returncode == code, out.stderr + inherited
     assert "interrupted; partial run kept in" in out.stderr and "Traceback" not in out.stderr
     assert snapshot(folder) == before
     failed = list(folder.parent.glob("run.failed-*"))
