@@ -12,7 +12,7 @@ from stagewise.core import cli
 SRC = ROOT / "src" / "stagewise"
 
 
-def _numpy_without_cpu(path: Path) -> list[str]:
+def _numpy_without_cpu(path: Path, root: Path = ROOT) -> list[str]:
     """``x.numpy()`` calls whose receiver chain has no ``.cpu()`` (would raise on a CUDA tensor)."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
@@ -24,7 +24,7 @@ def _numpy_without_cpu(path: Path) -> list[str]:
                     break
                 chain = chain.func if isinstance(chain, ast.Call) else chain.value
             if not ok:
-                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
     return found
 
 
@@ -37,17 +37,8 @@ def test_the_scan_catches_a_bare_numpy_call(tmp_path):
     """Control: the scan flags x.numpy() and x[0].numpy(), not x.cpu().numpy() or x.detach().cpu()[0].numpy()."""
     code = tmp_path / "m.py"
     code.write_text("a = x.numpy()\nb = x[0].numpy()\nc = x.cpu().numpy()\nd = x.detach().cpu()[0].numpy()\n")
-    hits = [h.rsplit(":", 1)[1] for h in _numpy_without_cpu_rel(code)]
+    hits = [h.rsplit(":", 1)[1] for h in _numpy_without_cpu(code, root=tmp_path)]
     assert hits == ["1", "2"]
-
-
-def _numpy_without_cpu_rel(path: Path) -> list[str]:
-    global ROOT
-    saved, ROOT = ROOT, path.parent
-    try:
-        return _numpy_without_cpu(path)
-    finally:
-        ROOT = saved
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")

@@ -134,6 +134,13 @@ _PAGE_FACTS = """() => {
 }"""
 
 
+def _open(page, url: str) -> None:
+    """Load ``url`` and wait until MathJax (where the page loads it) has typeset every formula."""
+    page.goto(url, wait_until="load")
+    page.wait_for_function(MATHJAX_READY, timeout=60_000)
+    page.evaluate(MATHJAX_DONE)
+
+
 def audit(browser, base_url: str, html_dir: Path, path: str, screenshot: Path | None = None) -> PageReport:
     """Open ``path`` (relative to ``html_dir``) as a reader would and report what is wrong on it."""
     report = PageReport(path)
@@ -143,9 +150,7 @@ def audit(browser, base_url: str, html_dir: Path, path: str, screenshot: Path | 
             if m.type == "error" else None)
     page.on("requestfailed", lambda r: report.failed_requests.append(r.url))
     page.on("response", lambda r: report.failed_requests.append(f"{r.status} {r.url}") if r.status >= 400 else None)
-    page.goto(base_url + path, wait_until="load")
-    page.wait_for_function(MATHJAX_READY, timeout=60_000)
-    page.evaluate(MATHJAX_DONE)
+    _open(page, base_url + path)
     if screenshot is not None:                     # as the reader first sees it: code cells collapsed
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshot), full_page=True)
@@ -195,9 +200,7 @@ def print_pdf(html_dir: Path, pages: list[str], out: Path) -> int:
         context = browser.new_context()
         for path in pages:
             page = context.new_page()
-            page.goto(base_url + path, wait_until="load")
-            page.wait_for_function(MATHJAX_READY, timeout=60_000)
-            page.evaluate(MATHJAX_DONE)
+            _open(page, base_url + path)
             page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = false)")
             parts.append(page.pdf(format="A4", print_background=True, outline=True,
                                   margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"}))

@@ -62,7 +62,6 @@ def _check_plot_options(args: argparse.Namespace) -> None:
 def sweep_command(args: argparse.Namespace) -> int:
     from stagewise.core import grid as grids, sweep
     _check_plot_options(args)
-    get_chapter(args.chapter)
     if args.workers < 0:
         raise UsageError(f"--workers must be at least 1 (0: one per core), got {args.workers}")
     grid, points = grids.load(args.chapter, args.grid)      # every point validated: exit 2 before anything runs

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from stagewise.core.results_schema import SCHEMA_VERSION, validate
+from stagewise.core.results_schema import validate
 
 SKIPPED_PARTS = (".partial-", ".failed-", ".previous")
 

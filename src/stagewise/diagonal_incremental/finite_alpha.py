@@ -31,13 +31,14 @@ def log_scale_thresholds(u0: np.ndarray, v0: np.ndarray, alpha: float) -> tuple[
 
 
 def predicted_times(model: DiagonalModel, u0: np.ndarray, v0: np.ndarray, alpha: float, correction: str,
-                    device=None) -> np.ndarray | None:
+                    device=None, base: list | None = None) -> np.ndarray | None:
     """Algorithm 1's ``T_k`` with ``correction`` in ``{"none", "b0", "full"}`` (no shift, ``b^0`` only, ``b^0``
-    and ``b_hi``); ``None`` if the corrected race picks another stage order than the uncorrected one."""
+    and ``b_hi``); ``None`` if the corrected race picks another stage order than the uncorrected one.
+    ``base``: the uncorrected stages if already computed (they do not depend on ``u0, v0, alpha``)."""
     if correction not in ("none", "b0", "full"):
         raise ValueError(f"correction must be 'none', 'b0' or 'full', got {correction!r}")
     b0, b_hi = log_scale_thresholds(u0, v0, alpha)
-    base = algorithm1(model, device=device)
+    base = base if base is not None else algorithm1(model, device=device)
     stages = base if correction == "none" else algorithm1(
         model, b0=b0, b_hi=b_hi if correction == "full" else None, device=device)
     if [s.coordinate for s in stages] != [s.coordinate for s in base]:
@@ -79,6 +80,6 @@ def finite_alpha_study(model: DiagonalModel, fs: FlowStudy, times: np.ndarray, u
     measured = np.stack([times[j_max], measured_times(model, alt)[0]])
     misses = {}
     for corr in ("none", "b0", "full"):
-        rows = [predicted_times(model, u, v, alpha, corr, device) for u, v in ((fs.u0, fs.v0), (u0_alt, v0_alt))]
+        rows = [predicted_times(model, u, v, alpha, corr, device, fs.stages) for u, v in ((fs.u0, fs.v0), (u0_alt, v0_alt))]
         misses[corr] = np.stack([m - p if p is not None else np.full(fs.K, np.nan) for m, p in zip(measured, rows)])
     return FiniteAlphaStudy(alpha, misses)
