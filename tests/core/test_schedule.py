@@ -1,0 +1,60 @@
+"""`stagewise book --jobs N` starts the longest chapter first: its last wall time on this machine when the
+executed folder has one, else the chapter's `expected_seconds` (front matter), so that a cold build on two
+cores ends near max(longest, total / 2)."""
+import json
+
+from stagewise.core import book
+from stagewise.core.registry import all_chapters
+
+
+def test_every_book_chapter_states_its_expected_time():
+    for chapter in all_chapters():
+        assert float(chapter.front_matter.get("expected_seconds", 0)) > 0, chapter.name
+
+
+def test_longest_first_on_a_fresh_clone(tmp_path, monkeypatch):
+    monkeypatch.setenv(book.EXECUTED_DIR_ENV, str(tmp_path))  # nothing executed yet
+    order = [p.chapter.name for p in book.longest_first(book.plan())]
+    stated = {c.name: float(c.front_matter["expected_seconds"]) for c in all_chapters()}
+    assert order == sorted(stated, key=stated.get, reverse=True)
+    assert order[0] == "escape-speed"  # the longest by far: started last, it alone set the cold build's end
+
+
+def test_this_machines_last_time_wins_and_up_to_date_chapters_are_left_out(tmp_path, monkeypatch):
+    monkeypatch.setenv(book.EXECUTED_DIR_ENV, str(tmp_path))
+    (tmp_path / "relu-orthogonal").mkdir()
+    (tmp_path / "relu-orthogonal" / "results.json").write_text(json.dumps({"provenance": {"wall_seconds": 999}}))
+    (tmp_path / "linear-riccati").mkdir()
+    (tmp_path / "linear-riccati" / "results.json").write_text("{not json")  # broken: stale, and the stated time
+    plans = book.plan()
+    assert book.longest_first(plans)[0].chapter.name == "relu-orthogonal"
+    linear = next(p for p in plans if p.chapter.name == "linear-riccati")
+    assert book.expected_seconds(linear) == float(linear.chapter.front_matter["expected_seconds"])
+    plans[0].reason = None
+    assert plans[0].chapter.name not in [p.chapter.name for p in book.longest_first(plans)]
+
+
+def test_makespan_of_the_stated_times_on_two_cores():
+    """Longest first on two workers ends within 5% of the lower bound max(longest, total/2) for the stated
+    times; table-of-contents order (the old queue) ends at least 10% later."""
+    stated = {c.name: float(c.front_matter["expected_seconds"]) for c in all_chapters()}
+
+    def makespan(order):
+        free = [0.0, 0.0]
+        for name in order:
+            free[free.index(min(free))] += stated[name]
+        return max(free)
+
+    bound = max(max(stated.values()), sum(stated.values()) / 2)
+    lpt = makespan(sorted(stated, key=stated.get, reverse=True))
+    toc = makespan([c.name for c in all_chapters()])
+    assert lpt <= 1.05 * bound and toc >= 1.10 * lpt, (lpt, toc, bound)
+
+
+def test_an_unreadable_results_file_makes_its_chapter_stale(tmp_path, monkeypatch):
+    monkeypatch.setenv(book.EXECUTED_DIR_ENV, str(tmp_path))
+    for content in ("{not json", "[1, 2]"):
+        (tmp_path / "linear-riccati").mkdir(exist_ok=True)
+        (tmp_path / "linear-riccati" / "results.json").write_text(content)
+        reasons = {p.chapter.name: p.reason for p in book.plan()}
+        assert reasons["linear-riccati"] in ("results.json unreadable", "last execution did not complete")
