@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup book pdf test test-fast contract bench clean
+.PHONY: setup book pdf test test-fast contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -31,8 +31,12 @@ test-fast: setup  ## unit and command-line tests only (no chapter execution)
 contract: setup
 	../shared/checks/run-contract
 
-bench: setup  ## every benchmarks/bench_*.py: batched code against its plain reference, ratios
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+bench: setup  ## every chapter's benchmarks/bench_*.py: batched code against its plain reference, ratios
+	@for b in benchmarks/bench_*.py; do [ $$b = benchmarks/bench_book.py ] && continue; \
+	  echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+bench-book: setup  ## two cold book builds (--jobs 1, --jobs per core) and a no-op one; rebuilds book/executed
+	$(BIN)/python benchmarks/bench_book.py
 
 clean:
 	rm -rf _build book/executed runs
