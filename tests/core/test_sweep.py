@@ -5,6 +5,7 @@ files, the JSON Schema of results.json, and a sweep on a scheduler and worker st
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,8 +63,11 @@ def test_sweep_runs_resumes_and_collects(fixture_chapters, tmp_path):
     first = stagewise("sweep", "smoke-test", "--grid", grid, "--out", str(folder), "--workers", "2",
                       "--plot", "final_x", "--against", "eta")
     assert first.returncode == 0, first.stderr[-2000:]
-    assert "8 to run" in first.stdout and "[8 done, 0 failed, 0 running or queued]" in first.stdout
+    assert "8 to run" in first.stdout and "[8 done, 0 failed, 0 running, 0 queued]" in first.stdout
     assert "Dask scheduler tcp://" in first.stdout
+    assert re.search(r"\[\d done, 0 failed, 2 running, \d queued\]", first.stdout), first.stdout  # both workers busy
+    running = [int(n) for n in re.findall(r"(\d+) running, \d+ queued", first.stdout)]
+    assert max(running) == 2, running  # never more than the workers execute (the scheduler assigns 2 per worker)
     manifest = json.loads((folder / "sweep.json").read_text())
     assert len(manifest["points"]) == 8 and {p["status"] for p in manifest["points"]} == {"complete"}
     assert {".pdf", ".svg", ".png"} <= {p.suffix for p in folder.glob("sweep-final_x-vs-eta.*")}

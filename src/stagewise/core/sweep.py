@@ -98,32 +98,65 @@ def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], dire
     return results
 
 
-def _run_all(client, chapter, todo, directory, status, manifest, say) -> list[PointResult]:
-    from dask.distributed import as_completed
+def _executing(dask_worker) -> list[str]:
+    """On a worker: the keys it is executing now (``Client.processing`` also counts tasks merely
+    assigned to it, two per single-threaded worker)."""
+    return [str(task.key) for task in dask_worker.state.executing]
+
+
+def _running_keys(client) -> set[str]:
+    """Keys some worker is executing now."""
+    try:
+        return {key for keys in client.run(_executing).values() for key in keys}
+    except Exception:  # a worker that does not answer this once: its points read "queued" until the next poll
+        return set()
+
+
+def _run_all(client, chapter, todo, directory, status, manifest, say, poll: float = 0.5) -> list[PointResult]:
+    """Submit every point, then poll: a progress line ``[done, failed, running, queued]`` whenever a point
+    starts or ends, and ``sweep.json`` rewritten with each point's status (queued, running, complete,
+    failed; interrupted on Ctrl-C)."""
     futures = {client.submit(run_point, chapter, p["overrides"], str(directory / "points" / p["id"]),
                              key=f"point-{p['id']}", pure=False): p["id"] for p in todo}
     for pid in futures.values():
-        status[pid]["status"] = "running"
+        status[pid]["status"] = "queued"
     _write_manifest(directory, manifest)
-    out, done, failed = [], 0, 0
+    out, pending, done, failed, shown = [], dict(futures), 0, 0, None
+    started, next_query = set(), 0.0
     try:
-        for future in as_completed(futures):
-            pid = futures[future]
-            code, seconds, message = future.result()
-            ok = code == 0
-            done, failed = done + ok, failed + (not ok)
-            status[pid]["status"] = "complete" if ok else "failed"
-            status[pid]["message"] = message if not ok else ""
-            out.append(PointResult(pid, "complete" if ok else "failed", seconds, message))
-            _write_manifest(directory, manifest)
-            waiting = len(futures) - done - failed
-            say(f"  [{done} done, {failed} failed, {waiting} running or queued] {pid} "
-                f"{'ok' if ok else 'FAILED: ' + message} ({seconds:.0f} s)")
+        while pending:
+            finished = [f for f in pending if f.done()]
+            for future in finished:
+                pid = pending.pop(future)
+                try:
+                    code, seconds, message = future.result()
+                except Exception as err:  # the task itself failed (a worker lost twice: KilledWorker, ...)
+                    code, seconds, message = -1, 0.0, f"{type(err).__name__}: {err}".splitlines()[0]
+                ok = code == 0
+                done, failed = done + ok, failed + (not ok)
+                status[pid].update(status="complete" if ok else "failed", message="" if ok else message)
+                out.append(PointResult(pid, "complete" if ok else "failed", seconds, message))
+            if finished or time.monotonic() >= next_query:  # ask the workers at most every 2 s
+                started, next_query = _running_keys(client), time.monotonic() + 2.0
+            for future, pid in pending.items():
+                status[pid]["status"] = "running" if future.key in started else "queued"
+            running = sum(status[pid]["status"] == "running" for pid in pending.values())
+            counts = (done, failed, running, len(pending) - running)
+            if finished or counts != shown:
+                _write_manifest(directory, manifest)
+                line = f"  [{done} done, {failed} failed, {running} running, {len(pending) - running} queued]"
+                for r in out[len(out) - len(finished):]:
+                    say(f"{line} {r.id} {'ok' if r.status == 'complete' else 'FAILED: ' + r.message} "
+                        f"({r.seconds:.0f} s)")
+                if not finished:
+                    say(line)
+                shown = counts
+            if pending:
+                time.sleep(poll)
     except KeyboardInterrupt:
-        client.cancel(list(futures))
-        for pid in futures.values():
-            if status[pid]["status"] == "running":
-                status[pid]["status"] = "interrupted"
+        client.cancel(list(pending))
+        for pid in pending.values():
+            status[pid]["status"] = "interrupted"
         _write_manifest(directory, manifest)
         raise
     return out
