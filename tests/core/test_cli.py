@@ -107,7 +107,7 @@ def test_strict_mode_exits_3_on_a_failed_check(tmp_path):
 
 def test_notebook_revalidates_injected_parameters(fixture_chapters):
     import stagewise as sw
-    namespace = dict(eta=2.0, steps=5, fail_at_step=-1, break_check=False, device="cpu", seed=0)
+    namespace = dict(eta=2.0, steps=5, fail_at_step=-1, break_check=False, pause_s=0.0, device="cpu", seed=0)
     with pytest.raises(sw.ParameterError, match="parameter eta"):
         sw.start("smoke-test", namespace)
 

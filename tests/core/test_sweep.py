@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -143,3 +144,54 @@ def test_sweep_on_a_scheduler_started_as_processes(fixture_chapters, tmp_path):
             if process is not None:
                 process.terminate()
                 process.wait(timeout=30)
+
+
+def test_ctrl_c_stops_the_sweep_and_keeps_finished_points(fixture_chapters, tmp_path):
+    """Ctrl-C in a terminal (SIGINT to the whole process group) once two quick points are done and two slow
+    ones run: exit 130, the finished points intact, the running ones kept as interrupted partial runs, the
+    queued ones never started, sweep.json saying so, and no process of the sweep left behind."""
+    grid = _grid(tmp_path, "steps: 5\nzip:\n  - {pause_s: [0, 0, 30, 30, 30, 30], eta: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]}\n")
+    folder = tmp_path / "sweep"
+    env = dict(os.environ, STAGEWISE_EXTRA_CHAPTERS=str(FIXTURE_CHAPTERS))
+    sweep = subprocess.Popen([str(Path(sys.executable).with_name("stagewise")), "sweep", "smoke-test", "--grid", grid,
+                              "--out", str(folder), "--workers", "2"], cwd=ROOT, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    seen = []
+    try:
+        for line in sweep.stdout:                            # live lines: interrupt at the right moment
+            seen.append(line)
+            if "[2 done, 0 failed, 2 running, 2 queued]" in line:
+                break
+        else:
+            raise AssertionError("the sweep ended before two points ran:\n" + "".join(seen) + sweep.stderr.read())
+        deadline = time.monotonic() + 60                     # both slow runs have their staging folders
+        while len(list((folder / "points").glob(".*.partial-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        os.killpg(sweep.pid, signal.SIGINT)
+        rest, stderr = sweep.communicate(timeout=120)
+    finally:
+        if sweep.poll() is None:
+            os.killpg(sweep.pid, signal.SIGKILL)
+    assert sweep.returncode == 130, "".join(seen) + rest + stderr
+    assert "stagewise: interrupted" in stderr and "Traceback" not in stderr, stderr[-3000:]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:                        # nothing of the sweep keeps running
+        try:
+            os.killpg(sweep.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    else:
+        raise AssertionError("processes of the interrupted sweep are still running")
+    points = {p["id"]: p for p in json.loads((folder / "sweep.json").read_text())["points"]}
+    assert sorted(p["status"] for p in points.values()) == ["complete"] * 2 + ["interrupted"] * 4
+    for pid, point in points.items():
+        results = folder / "points" / pid / "results.json"
+        kept = list((folder / "points").glob(f"{pid}.failed-*"))
+        if point["status"] == "complete":
+            assert json.loads(results.read_text())["status"] == "complete" and point["parameters"]["pause_s"] == 0
+        elif kept:                                            # was running: a partial run, marked
+            assert len(kept) == 1 and "interrupted" in (kept[0] / "FAILED").read_text()
+        else:                                                 # was queued: never started
+            assert not results.exists()
+    assert len(list((folder / "points").glob("*.failed-*"))) == 2

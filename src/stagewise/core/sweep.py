@@ -35,6 +35,10 @@ class PointResult:
     message: str
 
 
+#: On a worker: the ``stagewise run`` processes of the points it is running (``_stop_points`` ends them).
+_CHILDREN: dict[str, subprocess.Popen] = {}
+
+
 def run_point(chapter: str, parameters: dict[str, Any], folder: str) -> tuple[int, float, str]:
     """On a worker: ``stagewise run CHAPTER -p ... --out FOLDER`` in a subprocess (one torch thread);
     returns ``(exit status, seconds, last line of stderr)``."""
@@ -43,9 +47,21 @@ def run_point(chapter: str, parameters: dict[str, Any], folder: str) -> tuple[in
         argv += ["-p", name, json.dumps(value) if not isinstance(value, str) else value]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     started = time.time()
-    out = subprocess.run(argv, capture_output=True, text=True, env=env)
-    lines = [line for line in out.stderr.splitlines() if line.strip()]
-    return out.returncode, time.time() - started, lines[-1] if lines else ""
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    _CHILDREN[folder] = proc
+    try:
+        _, stderr = proc.communicate()
+    finally:
+        _CHILDREN.pop(folder, None)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return proc.returncode, time.time() - started, lines[-1] if lines else ""
+
+
+def _stop_points(dask_worker=None) -> int:
+    """On a worker: SIGTERM to its running points (each keeps its partial run, marked interrupted)."""
+    for proc in list(_CHILDREN.values()):
+        proc.terminate()
+    return len(_CHILDREN)
 
 
 def is_current(folder: Path, fingerprint: str) -> bool:
@@ -61,18 +77,36 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
     write_text_atomic(directory / MANIFEST, json.dumps(manifest, indent=2, default=str))
 
 
+def _say(line: str) -> None:
+    print(line, flush=True)  # live even when the output goes to a pipe or a log file
+
+
 def client_for(scheduler: str | None, workers: int):
     """A Dask client: on ``scheduler``, or on a new LocalCluster of ``workers`` single-threaded processes."""
     from dask.distributed import Client, LocalCluster
     if scheduler:
         return Client(scheduler, timeout="30s")
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+    import logging
+    import signal
+    import threading
+    # Ctrl-C in a terminal reaches the whole process group. The worker processes inherit SIGINT ignored
+    # (asyncio then installs no handler of its own), so that they do not die with tracebacks: this process
+    # alone handles Ctrl-C, stopping the points (SIGTERM) and closing the cluster.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
+                               silence_logs=logging.ERROR)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
     return Client(cluster)
 
 
 def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], directory: Path,
-          scheduler: str | None = None, workers: int = 0, say: Callable[[str], None] = print) -> list[PointResult]:
+          scheduler: str | None = None, workers: int = 0, say: Callable[[str], None] | None = None) -> list[PointResult]:
     """Run the points (validated by :func:`grid.load`) that are not yet complete, on Dask; one result per point."""
+    say = say or _say
     fingerprint = code_fingerprint(get_chapter(chapter).source)
     (directory / "points").mkdir(parents=True, exist_ok=True)
     manifest = {"chapter": chapter, "grid": grid, "fingerprint": fingerprint,
@@ -154,9 +188,23 @@ def _run_all(client, chapter, todo, directory, status, manifest, say, poll: floa
             if pending:
                 time.sleep(poll)
     except KeyboardInterrupt:
-        client.cancel(list(pending))
-        for pid in pending.values():
-            status[pid]["status"] = "interrupted"
+        _interrupt(client, pending, status)
         _write_manifest(directory, manifest)
         raise
     return out
+
+
+def _interrupt(client, pending: dict, status: dict, grace: float = 60.0) -> None:
+    """Ctrl-C: cancel the queued points, stop the running ones (SIGTERM to their run processes, which keep
+    their partial runs marked interrupted) and wait up to ``grace`` seconds for them to end, so that no run
+    goes on after the sweep has returned, on this machine or on a cluster."""
+    from dask.distributed import wait
+    queued = [f for f, pid in pending.items() if status[pid]["status"] != "running"]
+    client.cancel(queued)
+    try:
+        client.run(_stop_points)
+        wait([f for f in pending if f not in queued], timeout=grace)
+    except (Exception, KeyboardInterrupt):  # a worker gone, a run slow to stop, a second Ctrl-C: go on
+        pass
+    for future, pid in pending.items():
+        status[pid]["status"] = "interrupted"
