@@ -80,14 +80,21 @@ def test_screenshots_are_saved_per_page(page_reports):
 
 
 def test_the_audit_catches_raw_tex_and_a_broken_image(built_book, tmp_path):
-    """Control: a page with MathJax missing and a missing image is reported, not passed."""
+    """Control: a page with MathJax missing, a missing image, a dead link and Markdown left as text (a table, bold)
+    is reported, not passed; the same table inside a code block is not."""
     _need_chromium()
     (tmp_path / "bad.html").write_text(
-        '<html><body><main><p>\\(x^2\\)</p><span class="math">\\(x\\)</span>'
-        '<img src="missing.png"><a href="nowhere.html">x</a></main></body></html>')
+        '<html><body><main style="width:400px"><p>\\(x^2\\)</p><span class="math">\\(x\\)</span>'
+        '<img src="missing.png"><a href="nowhere.html">x</a><p>| a | b | |---|---| | 1 | 2 |</p>'
+        '<p>| a | b | |\u2014|\u2014| | 1 | 2 |</p><p>a **bold** word</p>'
+        '<div class="highlight"><pre>| fine | in code |\n|---|---|</pre></div>'
+        '<table style="width:600px"><tr><td>wider than the column</td></tr></table>'
+        '</main></body></html>')
     with browser.serve(tmp_path) as base_url, browser.chromium() as chromium:
         report = browser.audit(chromium, base_url, tmp_path, "bad.html")
     assert report.raw_tex and report.broken_images and report.broken_links and report.failed_requests
+    assert report.raw_markdown == ["|---|", "|\u2014|", "**bold**"], report.raw_markdown
+    assert report.wide_tables == 1
     assert any("none typeset" in p for p in report.problems())
 
 

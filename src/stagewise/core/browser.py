@@ -25,6 +25,9 @@ import yaml
 
 CHROMIUM_ENV = "STAGEWISE_CHROMIUM"
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\mathbb")
+#: Markdown that reached the page as text: a table's delimiter row (hyphens, or the dashes that smart
+#: punctuation makes of them) or unrendered bold, in prose and outputs (code blocks are not looked at).
+RAW_MARKDOWN = re.compile(r"\|\s*:?(?:-{3,}|[\u2013\u2014]+):?\s*\||\*\*\S[^*\n]*\S\*\*")
 # Sphinx loads MathJax only on pages with math; elsewhere there is nothing to wait for.
 MATHJAX_READY = ("() => !document.querySelector('script[src*=\"mathjax\"]') || "
                  "(window.MathJax && MathJax.startup && MathJax.startup.promise)")
@@ -95,6 +98,7 @@ class PageReport:
     math_elements: int = 0
     math_expected: int = 0
     raw_tex: list[str] = field(default_factory=list)
+    raw_markdown: list[str] = field(default_factory=list)
     broken_images: list[str] = field(default_factory=list)
     console_errors: list[str] = field(default_factory=list)
     failed_requests: list[str] = field(default_factory=list)
@@ -103,11 +107,12 @@ class PageReport:
     failed_checks: list[str] = field(default_factory=list)
     error_outputs: list[str] = field(default_factory=list)
     wide_code: int = 0
+    wide_tables: int = 0
 
     def problems(self) -> list[str]:
         """One line per problem; empty when the page is clean."""
         out = [f"{name}: {value[:5]}" for name, value in (
-            ("raw TeX", self.raw_tex), ("images not loaded", self.broken_images),
+            ("raw TeX", self.raw_tex), ("raw Markdown", self.raw_markdown), ("images not loaded", self.broken_images),
             ("console errors", self.console_errors), ("failed requests", self.failed_requests),
             ("broken internal links", self.broken_links), ("failed checks", self.failed_checks),
             ("error output", self.error_outputs)) if value]
@@ -115,6 +120,8 @@ class PageReport:
             out.append(f"{self.math_expected} math elements in the source, none typeset by MathJax")
         if self.wide_code:
             out.append(f"{self.wide_code} code blocks wider than the column")
+        if self.wide_tables:
+            out.append(f"{self.wide_tables} tables running past the page's main column")
         return out
 
 
@@ -128,7 +135,13 @@ _PAGE_FACTS = """() => {
       .map(e => e.innerText.slice(0, 200));
   const wide = [...document.querySelectorAll('div.highlight pre')]
       .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1).length;
-  return {text, imgs, links, rows, errors, wide,
+  const column = document.querySelector('main') || document.body;
+  const right = column.getBoundingClientRect().right;
+  const wideTables = [...column.querySelectorAll('table')]
+      .filter(t => t.offsetParent !== null && t.getBoundingClientRect().right > right + 1).length;
+  const prose = [...document.querySelectorAll('main p, main li, main td')]
+      .filter(e => !e.closest('div.highlight')).map(e => e.innerText).join('\n');
+  return {text, prose, imgs, links, rows, errors, wide, wideTables,
           math: document.querySelectorAll('mjx-container').length,
           expected: document.querySelectorAll('span.math, div.math').length};
 }"""
@@ -158,6 +171,7 @@ def audit(browser, base_url: str, html_dir: Path, path: str, screenshot: Path | 
     facts = page.evaluate(_PAGE_FACTS)
     report.math_elements, report.math_expected = facts["math"], facts["expected"]
     report.raw_tex = [m.group(0) for m in RAW_TEX.finditer(facts["text"])]
+    report.raw_markdown = [m.group(0)[:60] for m in RAW_MARKDOWN.finditer(facts["prose"])]
     report.broken_images = facts["imgs"]
     report.broken_links = _broken_links(facts["links"], base_url, html_dir)
     report.checks_rows = len(facts["rows"])
@@ -165,6 +179,7 @@ def audit(browser, base_url: str, html_dir: Path, path: str, screenshot: Path | 
     report.error_outputs = facts["errors"] + (["Traceback"] if "Traceback (most recent call last)" in facts["text"]
                                               else [])
     report.wide_code = facts["wide"]
+    report.wide_tables = facts["wideTables"]
     context.close()
     return report
 

@@ -97,8 +97,8 @@ def _would_catch(c: Check) -> str:
 
 
 def _rows(checks: list[Check]) -> list[list[str]]:
-    return [[c.name, fmt(c.value), fmt(c.tolerance), "✅ pass" if c.passed else "❌ FAIL", _would_catch(c), c.detail]
-            for c in checks]
+    return [[c.name, fmt(c.value), fmt(c.tolerance), "pass" if c.passed else "FAIL", _would_catch(c), c.detail]
+            for c in checks]  # words, not emoji: a machine without an emoji font (a PDF, a server) showed boxes
 
 
 HEADER = ["check", "measured", "tolerance", "result", "would catch (control)", "what it tests"]
@@ -112,8 +112,12 @@ class ChecksTable:
         self.sanity = [c for c in checks if c.kind == SANITY]
 
     def _repr_html_(self) -> str:
+        def td(i: int, x: str) -> str:
+            verdict = f" class='stagewise-{x.lower()}'" if i == 3 else ""
+            return f"<td{verdict}>{html.escape(x)}</td>"
+
         def body(rows):
-            return "".join("<tr>" + "".join(f"<td>{html.escape(x)}</td>" for x in row) + "</tr>" for row in rows)
+            return "".join("<tr>" + "".join(td(i, x) for i, x in enumerate(row)) + "</tr>" for row in rows)
         head = "".join(f"<th>{h}</th>" for h in HEADER)
         parts = [f"<table class='stagewise-checks'><thead><tr>{head}</tr></thead><tbody>{body(_rows(self.theorem))}"]
         if self.sanity:

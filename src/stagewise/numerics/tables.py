@@ -11,9 +11,20 @@ def cell(value) -> str:
     return str(value)
 
 
+def escape_pipes(text: str) -> str:
+    """A cell's text with no bare ``|`` left to split the row: ``\\vert``/``\\Vert`` inside ``$...$`` math
+    (where a Markdown escape would reach TeX), ``\\|`` outside it. A header ``$|S_k|$`` once turned a whole
+    table into a paragraph of pipes."""
+    parts = text.split("$")
+    for i, part in enumerate(parts):
+        parts[i] = part.replace("\\|", "\\Vert ").replace("|", "\\vert ") if i % 2 else part.replace("|", "\\|")
+    return "$".join(parts)
+
+
 def markdown_lines(columns: list[str], rows: list) -> list[str]:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    return lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    def line(cells) -> str:
+        return "| " + " | ".join(escape_pipes(c) for c in cells) + " |"
+    return [line(columns), "|" + "---|" * len(columns)] + [line(cell(v) for v in row) for row in rows]
 
 
 def markdown_table(columns: list[str], rows: list):
