@@ -94,3 +94,18 @@ def test_dry_run_reports_the_plan(built_book):
     out = _book("--dry-run")
     plan = _plan_lines(out.stdout)
     assert out.returncode == 0 and set(plan.values()) == {"up to date"} and len(plan) == len(all_chapters())
+
+
+def test_an_edited_stylesheet_reaches_the_pages(built_book):
+    """Sphinx alone skips its static files when no page is out of date: the build passes --all."""
+    css = ROOT / "book" / "_static" / "book.css"
+    original = css.read_text()
+    marker = f"/* freshness probe {time.time_ns()} */\n"
+    try:
+        css.write_text(original + marker)
+        out = _book("--strict")
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert marker in (book.BUILD_DIR / "html" / "_static" / "book.css").read_text()
+    finally:
+        css.write_text(original)
+    assert _book("--strict").returncode == 0

@@ -84,7 +84,7 @@ def test_the_audit_catches_raw_tex_and_a_broken_image(built_book, tmp_path):
     is reported, not passed; the same table inside a code block is not."""
     _need_chromium()
     (tmp_path / "bad.html").write_text(
-        '<html><body><main style="width:400px"><p>\\(x^2\\)</p><span class="math">\\(x\\)</span>'
+        '<html><head><meta charset="utf-8"></head><body><main style="width:400px"><p>\\(x^2\\)</p><span class="math">\\(x\\)</span>'
         '<img src="missing.png"><a href="nowhere.html">x</a><p>| a | b | |---|---| | 1 | 2 |</p>'
         '<p>| a | b | |\u2014|\u2014| | 1 | 2 |</p><p>a **bold** word</p>'
         '<div class="highlight"><pre>| fine | in code |\n|---|---|</pre></div>'

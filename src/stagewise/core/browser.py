@@ -140,7 +140,7 @@ _PAGE_FACTS = """() => {
   const wideTables = [...column.querySelectorAll('table')]
       .filter(t => t.offsetParent !== null && t.getBoundingClientRect().right > right + 1).length;
   const prose = [...document.querySelectorAll('main p, main li, main td')]
-      .filter(e => !e.closest('div.highlight')).map(e => e.innerText).join('\n');
+      .filter(e => !e.closest('div.highlight')).map(e => e.innerText).join(' \\n ');
   return {text, prose, imgs, links, rows, errors, wide, wideTables,
           math: document.querySelectorAll('mjx-container').length,
           expected: document.querySelectorAll('span.math, div.math').length};
