@@ -11,6 +11,7 @@ reported; the others go on. At the end :mod:`.collect` writes ``sweep.csv`` (and
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -81,11 +82,15 @@ def _say(line: str) -> None:
     print(line, flush=True)  # live even when the output goes to a pipe or a log file
 
 
+@contextlib.contextmanager
 def client_for(scheduler: str | None, workers: int):
-    """A Dask client: on ``scheduler``, or on a new LocalCluster of ``workers`` single-threaded processes."""
+    """A Dask client: on ``scheduler``, or on a new LocalCluster of ``workers`` single-threaded processes,
+    closed (workers and scheduler) on the way out."""
     from dask.distributed import Client, LocalCluster
     if scheduler:
-        return Client(scheduler, timeout="30s")
+        with Client(scheduler, timeout="30s") as client:
+            yield client
+        return
     import logging
     import signal
     import threading
@@ -100,7 +105,8 @@ def client_for(scheduler: str | None, workers: int):
     finally:
         if main_thread:
             signal.signal(signal.SIGINT, previous)
-    return Client(cluster)
+    with cluster, Client(cluster) as client:  # Client.close alone leaves a cluster it was given running
+        yield client
 
 
 def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], directory: Path,
