@@ -10,6 +10,9 @@ setup: $(STAMP)
 
 # --no-compile: pip byte-compiles every installed module (all of torch) up front; without it the setup took
 # 62 s instead of 135 s on the 2-core machine, and Python compiles the modules actually imported on first use.
+# That needs bytecode writes: a PYTHONDONTWRITEBYTECODE=1 in the environment (this machine has one) made every
+# process of the test suite compile torch again (CI 33 min instead of 18), so the recipes run without it.
+unexport PYTHONDONTWRITEBYTECODE
 $(STAMP): requirements.txt requirements.lock pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --disable-pip-version-check --no-compile -q -r requirements.txt -c requirements.lock
