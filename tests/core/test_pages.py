@@ -31,7 +31,7 @@ def _need_chromium() -> None:
         browser.chromium_path()
         import playwright  # noqa: F401
     except (browser.BrowserMissing, ImportError) as err:
-        if os.environ.get("CI") == "true":
+        if os.environ.get("CI"):  # as test_rundir's mount tests: any CI value makes a skip a failure
             pytest.fail(f"CI must run the browser tests: {err}")
         pytest.skip(f"browser tests skipped: {err}")
 

@@ -57,4 +57,10 @@ def test_coverage_study_small():
                                     log2n=np.arange(4, 12))
     assert study.z_exact < 4.5 and study.z_bound < 4.5
     assert 1.7 <= study.threshold_slope <= 2.3
+    # control: with output signs ignored, (1 - 2^-m)^n = 1/2 at m = -log2(1 - 2^(-1/n)), slope ~1 in log2 n,
+    # outside the band; and the Monte Carlo rejects that formula
+    log2n = np.arange(4, 12)
+    wrong = np.polyfit(log2n, [-math.log2(1 - 2 ** (-1 / 2.0 ** k)) for k in log2n], 1)[0]
+    assert not 1.7 <= wrong <= 2.3 and abs(wrong - 1) < 0.05
+    assert study.z_signs_ignored > 4.5
     assert set(study.mc) == {16, 64} and study.mc[16].shape == study.ms.shape

@@ -16,6 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from stagewise.numerics.tables import markdown_lines
+
 THEOREM, SANITY = "theorem", "sanity"
 
 
@@ -126,13 +128,10 @@ class ChecksTable:
         return "".join(parts) + "</tbody></table>"
 
     def _repr_markdown_(self) -> str:
-        def table(rows):
-            lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-            return lines + ["| " + " | ".join(x.replace("|", "\\|") for x in row) + " |" for row in rows]
-        out = table(_rows(self.theorem))
+        out = markdown_lines(HEADER, _rows(self.theorem))
         if self.sanity:
             out += ["", "Sanity rows (consistency of the code, not evidence for the theorem):", ""]
-            out += table(_rows(self.sanity))
+            out += markdown_lines(HEADER, _rows(self.sanity))
         return "\n".join(out)
 
     def __repr__(self) -> str:
