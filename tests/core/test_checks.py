@@ -48,3 +48,25 @@ def test_the_table_separates_sanity_rows_and_has_a_markdown_form():
     assert html.index("Sanity rows") < html.index("identity")
     markdown = table._repr_markdown_()
     assert markdown.startswith("| check |") and "Sanity rows" in markdown and "<" not in markdown
+
+
+def test_rows_without_a_verdict_say_why_and_are_not_failures():
+    from stagewise.core import checks
+    run = _run()
+    assert not run.hypothesis("Assumption 1", False, "g = 3e-9", "|g| > 1e-6")
+    run.not_run("stage 5 is learned", run.unmet("Assumption 1"))
+    run.empirical("rank grows", 0.02, 0.1, reproduced=False, reason="growth 0.02 ± 0.05 across seeds")
+    run.empirical("rank is low", 0.2, 0.5, reproduced=True, control=("one step", 0.9, False))
+    run.check_below("identity", 1.0, 1e-12, kind="sanity")
+    rows = [c.as_dict() for c in run.checks]
+    assert [r["status"] for r in rows] == ["not run", "not reproduced at this budget", "pass", "fail"]
+    assert rows[0]["passed"] is None and "g = 3e-9" in rows[0]["reason"] and "|g| > 1e-6" in rows[0]["reason"]
+    found = checks.failures(rows)
+    assert found["theorem"] == [] and found["sanity"] == ["identity"] and len(found["not_run"]) == 2
+    assert checks.failed(rows) == ["identity"]
+    html = run.checks_table()._repr_html_()
+    assert "stagewise-not" in html and html.index("Empirical claims") < html.index("rank grows")
+    with pytest.raises(ValueError, match="must say why"):
+        checks.Check("x", None, None, None)
+    with pytest.raises(KeyError):
+        run.unmet("never recorded")

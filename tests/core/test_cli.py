@@ -100,14 +100,29 @@ def test_strict_mode_exits_3_on_a_failed_check(tmp_path):
     loose = stagewise("run", "smoke-test", "-p", "break_check", "true", "--out", str(tmp_path / "a"))
     strict = stagewise("run", "smoke-test", "-p", "break_check", "true", "--strict", "--out", str(tmp_path / "b"))
     assert loose.returncode == 0 and strict.returncode == 3
-    assert "check(s) failed" in strict.stderr
+    assert "1 theorem check(s) FAILED: decay matches" in strict.stderr and "sanity" not in strict.stderr
     results = json.loads((tmp_path / "b" / "results.json").read_text())
-    assert results["checks"][0]["passed"] is False
+    assert results["checks"][0]["passed"] is False and results["checks"][0]["status"] == "fail"
+
+
+def test_a_sanity_failure_is_reported_apart_and_a_broken_hypothesis_is_not_a_failure(tmp_path):
+    sanity = stagewise("run", "smoke-test", "-p", "broken", "sanity", "--strict", "--out", str(tmp_path / "s"))
+    assert sanity.returncode == 3 and "theorem check" not in sanity.stderr
+    assert "1 sanity row(s) failed (consistency of the code, not a theorem): trace has one entry" in sanity.stderr
+    unmet = stagewise("run", "smoke-test", "-p", "broken", "hypothesis", "--strict", "--out", str(tmp_path / "h"))
+    assert unmet.returncode == 0, unmet.stderr
+    assert "without a verdict: decay matches (1 - eta)^steps (not run: hypothesis not met: step size below 1" \
+        in unmet.stderr
+    results = json.loads((tmp_path / "h" / "results.json").read_text())
+    row = results["checks"][0]
+    assert row["passed"] is None and row["status"] == "not run" and "eta = 0.1" in row["reason"]
+    assert results["hypotheses"][0] == {"name": "step size below 1", "holds": False, "measured": "eta = 0.1",
+                                        "requirement": "eta < 1"}
 
 
 def test_notebook_revalidates_injected_parameters(fixture_chapters):
     import stagewise as sw
-    namespace = dict(eta=2.0, steps=5, fail_at_step=-1, break_check=False, pause_s=0.0, device="cpu", seed=0)
+    namespace = dict(eta=2.0, steps=5, fail_at_step=-1, break_check=False, broken="none", pause_s=0.0, device="cpu", seed=0)
     with pytest.raises(sw.ParameterError, match="parameter eta"):
         sw.start("smoke-test", namespace)
 

@@ -97,7 +97,8 @@ def plan(chapters: list[Chapter] | None = None, force: bool | list[str] = False)
 
 def failed_checks(chapter: Chapter) -> list[str]:
     results = json.loads((executed_dir() / chapter.name / "results.json").read_text())
-    return [c["name"] for c in results["checks"] if not c["passed"]]
+    from stagewise.core.checks import failed
+    return failed(results["checks"])
 
 
 def render_html(strict: bool = True) -> float:

@@ -6,8 +6,15 @@ experiment (the theory with a wrong exponent, an untrained network, a shuffled o
 steps) put through the *same* criterion, which must reject it. A *sanity* row (an algebraic
 identity, a rounding-level consistency) is shown apart and is not counted as evidence.
 
-In ``results.json`` a check is ``{name, value, tolerance, passed, detail, kind}`` plus, when it
+In ``results.json`` a check is ``{name, value, tolerance, passed, status, detail, kind}`` plus, when it
 has one, ``control: {what, value, failed}``.
+
+Verdicts (``status``): ``pass`` and ``fail`` (``passed`` true or false); ``not run`` (``passed`` null), when
+the user's parameters break a hypothesis of the theorem the row tests: the run names the hypothesis and the
+measured quantity in ``reason`` (see :meth:`stagewise.core.session.Run.hypothesis`), and a run with such rows
+still exits 0; ``not reproduced at this budget`` (``passed`` null), for an *empirical* claim (``kind:
+empirical``: what a paper reports from experiments, not a theorem) that this run's budget does not show.
+Only ``fail`` is a failure; sanity failures are reported apart from theorem failures.
 """
 from __future__ import annotations
 
@@ -18,7 +25,9 @@ from typing import Any, Callable
 
 from stagewise.numerics.tables import markdown_lines
 
-THEOREM, SANITY = "theorem", "sanity"
+THEOREM, SANITY, EMPIRICAL = "theorem", "sanity", "empirical"
+KINDS = (THEOREM, SANITY, EMPIRICAL)
+PASS, FAIL, NOT_RUN, NOT_REPRODUCED = "pass", "fail", "not run", "not reproduced at this budget"
 
 
 @dataclass
@@ -36,14 +45,29 @@ class Check:
     name: str
     value: Any
     tolerance: Any
-    passed: bool
+    passed: bool | None
     detail: str = ""
     kind: str = THEOREM
     control: Control | None = None
+    reason: str = ""          # why there is no verdict (passed None): the hypothesis that fails, measured
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"check kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.passed is None and not self.reason:
+            raise ValueError(f"check {self.name!r}: a row without a verdict must say why (reason)")
+
+    @property
+    def status(self) -> str:
+        if self.passed is None:
+            return NOT_REPRODUCED if self.kind == EMPIRICAL else NOT_RUN
+        return PASS if self.passed else FAIL
 
     def as_dict(self) -> dict[str, Any]:
         out = {"name": self.name, "value": self.value, "tolerance": self.tolerance, "passed": self.passed,
-               "detail": self.detail, "kind": self.kind}
+               "status": self.status, "detail": self.detail, "kind": self.kind}
+        if self.reason:
+            out["reason"] = self.reason
         if self.control is not None:
             out["control"] = {"what": self.control.what, "value": self.control.value, "failed": self.control.failed}
         return out
@@ -81,6 +105,24 @@ def _safe(criterion: Callable[[Any], bool], value: Any) -> bool:
         return False
 
 
+def failures(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Names of the rows of a results.json ``checks`` list by what they mean for the user:
+    ``theorem`` (failed theorem or empirical rows), ``sanity`` (failed consistency rows: a bug of the code),
+    ``not_run`` (no verdict, with the reason: a broken hypothesis, or an empirical claim not shown)."""
+    out: dict[str, list[str]] = {"theorem": [], "sanity": [], "not_run": []}
+    for c in rows:
+        if c.get("passed") is None:
+            out["not_run"].append(f"{c['name']} ({c.get('status', NOT_RUN)}: {c.get('reason', '')})")
+        elif not c["passed"]:
+            out["sanity" if c.get("kind") == SANITY else "theorem"].append(c["name"])
+    return out
+
+
+def failed(rows: list[dict[str, Any]]) -> list[str]:
+    """Names of the rows that failed (theorem, empirical or sanity); rows without a verdict are not failures."""
+    return [c["name"] for c in rows if c.get("passed") is False]
+
+
 # -- the table ------------------------------------------------------------------------------
 
 def fmt(value: Any) -> str:
@@ -98,8 +140,13 @@ def _would_catch(c: Check) -> str:
     return f"{c.control.what}: {fmt(c.control.value)} ({verdict})"
 
 
+def _verdict(c: Check) -> str:
+    return {PASS: "pass", FAIL: "FAIL"}.get(c.status, c.status)
+
+
 def _rows(checks: list[Check]) -> list[list[str]]:
-    return [[c.name, fmt(c.value), fmt(c.tolerance), "pass" if c.passed else "FAIL", _would_catch(c), c.detail]
+    return [[c.name, "—" if c.value is None else fmt(c.value), "—" if c.tolerance is None else fmt(c.tolerance),
+             _verdict(c), _would_catch(c), c.detail + (f" — {c.status}: {c.reason}" if c.reason else "")]
             for c in checks]  # words, not emoji: a machine without an emoji font (a PDF, a server) showed boxes
 
 
@@ -109,32 +156,39 @@ HEADER = ["check", "measured", "tolerance", "result", "would catch (control)", "
 class ChecksTable:
     """The checks table: HTML in the book, Markdown and plain text elsewhere (PDF, terminals)."""
 
+    EMPIRICAL_TITLE = ("Empirical claims (what the paper reports from experiments, not a theorem; a run's budget "
+                       "may not show them)")
+    SANITY_TITLE = "Sanity rows (consistency of the code, not evidence for the theorem)"
+
     def __init__(self, checks: list[Check]):
-        self.theorem = [c for c in checks if c.kind != SANITY]
+        self.theorem = [c for c in checks if c.kind == THEOREM]
+        self.empirical = [c for c in checks if c.kind == EMPIRICAL]
         self.sanity = [c for c in checks if c.kind == SANITY]
 
     def _repr_html_(self) -> str:
         def td(i: int, x: str) -> str:
-            verdict = f" class='stagewise-{x.lower()}'" if i == 3 else ""
+            verdict = f" class='stagewise-{x.lower().split()[0]}'" if i == 3 else ""
             return f"<td{verdict}>{html.escape(x)}</td>"
 
         def body(rows):
             return "".join("<tr>" + "".join(td(i, x) for i, x in enumerate(row)) + "</tr>" for row in rows)
         head = "".join(f"<th>{h}</th>" for h in HEADER)
         parts = [f"<table class='stagewise-checks'><thead><tr>{head}</tr></thead><tbody>{body(_rows(self.theorem))}"]
-        if self.sanity:
-            parts.append(f"<tr class='stagewise-sanity'><th colspan='{len(HEADER)}'>Sanity rows (consistency of "
-                         "the code, not evidence for the theorem)</th></tr>" + body(_rows(self.sanity)))
+        for css, title, rows in (("empirical", self.EMPIRICAL_TITLE, self.empirical),
+                                 ("sanity", self.SANITY_TITLE, self.sanity)):
+            if rows:
+                parts.append(f"<tr class='stagewise-{css}'><th colspan='{len(HEADER)}'>{html.escape(title)}</th></tr>"
+                             + body(_rows(rows)))
         return "".join(parts) + "</tbody></table>"
 
     def _repr_markdown_(self) -> str:
         out = markdown_lines(HEADER, _rows(self.theorem))
-        if self.sanity:
-            out += ["", "Sanity rows (consistency of the code, not evidence for the theorem):", ""]
-            out += markdown_lines(HEADER, _rows(self.sanity))
+        for title, rows in ((self.EMPIRICAL_TITLE, self.empirical), (self.SANITY_TITLE, self.sanity)):
+            if rows:
+                out += ["", title + ":", ""] + markdown_lines(HEADER, _rows(rows))
         return "\n".join(out)
 
     def __repr__(self) -> str:
-        lines = [f"{'PASS' if c.passed else 'FAIL'}  {c.name} = {fmt(c.value)} (tolerance {fmt(c.tolerance)})"
-                 for c in self.theorem + self.sanity]
+        lines = [f"{_verdict(c).upper():<5} {c.name} = {fmt(c.value)} (tolerance {fmt(c.tolerance)})"
+                 + (f" [{c.reason}]" if c.reason else "") for c in self.theorem + self.empirical + self.sanity]
         return "\n".join(lines)

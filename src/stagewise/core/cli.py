@@ -154,12 +154,23 @@ def _run(args: argparse.Namespace) -> int:
             return EXIT_INTERRUPTED
         print(f"stagewise: run failed: {err}; partial run kept in {err.folder}", file=sys.stderr)
         return EXIT_RUN_FAILED
-    failed = outcome.failed_checks
     print(outcome.folder)
-    if failed:
-        print(f"stagewise: {len(failed)} check(s) failed: {', '.join(failed)}", file=sys.stderr)
-        return EXIT_CHECKS_FAILED if args.strict else 0
-    return 0
+    return _report_checks(outcome.failures, args.strict)
+
+
+def _report_checks(found: dict[str, list[str]], strict: bool) -> int:
+    """Theorem failures, sanity failures (a bug of the code, not of a theorem) and rows without a verdict,
+    each on its own line; exit 3 with --strict when anything failed (never for 'not run')."""
+    if found["theorem"]:
+        print(f"stagewise: {len(found['theorem'])} theorem check(s) FAILED: {', '.join(found['theorem'])}",
+              file=sys.stderr)
+    if found["sanity"]:
+        print(f"stagewise: {len(found['sanity'])} sanity row(s) failed (consistency of the code, not a theorem): "
+              f"{', '.join(found['sanity'])}", file=sys.stderr)
+    if found["not_run"]:
+        print(f"stagewise: {len(found['not_run'])} row(s) without a verdict: {'; '.join(found['not_run'])}",
+              file=sys.stderr)
+    return EXIT_CHECKS_FAILED if strict and (found["theorem"] or found["sanity"]) else 0
 
 
 FORCE_ALL = "\0all"  # --force without a chapter

@@ -7,6 +7,7 @@ Grid file (YAML mapping)::
     zip:                           # optional: groups whose lists vary together (equal lengths)
       - {alpha: [1e-3, 1e-4], horizon: [50, 80]}
     seeds: 4                       # shorthand for seed: [0, 1, 2, 3]; or a list such as [0, 7]
+    ci: [0, 3]                     # optional, atlas files: the points (0-based, in sweep order) CI runs
 
 Points are the product of the axes (in file order, ``seeds`` last). Every point goes through the same
 validation as ``stagewise run`` before anything runs, so one bad point refuses the whole sweep.
@@ -21,7 +22,7 @@ from typing import Any
 from stagewise.core.parameters import ParameterError, load_parameter_file, shown
 from stagewise.core.runner import prepare
 
-RESERVED = ("zip", "seeds")
+RESERVED = ("zip", "seeds", "ci")
 
 
 def _axis_values(name: str, value: Any) -> list[Any]:

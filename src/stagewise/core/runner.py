@@ -36,7 +36,13 @@ class RunOutcome:
 
     @property
     def failed_checks(self) -> list[str]:
-        return [c["name"] for c in self.results["checks"] if not c["passed"]]
+        from stagewise.core.checks import failed
+        return failed(self.results["checks"])
+
+    @property
+    def failures(self) -> dict[str, list[str]]:
+        from stagewise.core.checks import failures
+        return failures(self.results["checks"])
 
 
 def default_run_folder(chapter: str, base: Path = Path("runs")) -> Path:

@@ -52,6 +52,7 @@ class Run:
         self.directory = directory
         self.values: dict[str, Any] = {}
         self.checks: list[Check] = []
+        self.hypotheses: list[dict[str, Any]] = []
         self.figures: list[str] = []
         self.started = time.time()
 
@@ -124,6 +125,47 @@ class Run:
                    control: Any = None, kind: str = checks.THEOREM) -> None:
         self._judged(name, bool(condition), True, checks.truthy, detail, control, kind)
 
+    # -- hypotheses and rows without a verdict ------------------------------------------
+    def hypothesis(self, name: str, holds: bool, measured: str, requirement: str = "") -> bool:
+        """Record whether a hypothesis of a theorem holds for this run's parameters; return it.
+
+        ``name`` is the hypothesis as the chapter labels it (e.g. ``"Assumption 4.3 (last clause)"``),
+        ``measured`` the quantity that decides it, with its value, and ``requirement`` what it must be.
+        A chapter tests the hypothesis before the checks that need it and records those as
+        :meth:`not_run` when it fails, so that the user's parameters never give a false failure.
+        """
+        holds = bool(holds)
+        self.hypotheses.append({"name": name, "holds": holds, "measured": _plain(measured),
+                                "requirement": requirement})
+        if not holds:
+            print(f"stagewise: hypothesis not met: {name}: {measured}"
+                  + (f" (needs {requirement})" if requirement else "") + "; the checks that need it are not run")
+        return holds
+
+    def not_run(self, name: str, reason: str, detail: str = "", *, kind: str = checks.THEOREM) -> None:
+        """A check that this run cannot perform: ``reason`` names the hypothesis that fails and the
+        measured quantity (it is shown in the table and in results.json). Not a failure."""
+        self.checks.append(checks.Check(name, None, None, None, detail, kind, None, reason))
+
+    def unmet(self, name: str) -> str:
+        """The reason line for rows that need the recorded hypothesis ``name`` (which failed)."""
+        for h in reversed(self.hypotheses):
+            if h["name"] == name:
+                need = f"; needs {h['requirement']}" if h["requirement"] else ""
+                return f"hypothesis not met: {name} ({h['measured']}{need})"
+        raise KeyError(f"no hypothesis named {name!r} was recorded")
+
+    def empirical(self, name: str, value: Any, tolerance: Any, reproduced: bool, detail: str = "", *,
+                  control: Any = None, reason: str = "") -> None:
+        """An empirical claim of the paper (not a theorem): ``reproduced`` or, when this run's budget
+        does not show it, 'not reproduced at this budget' (no verdict, never a failure); ``reason`` says
+        what was measured. ``control=(what, value, passed)`` as for :meth:`check`."""
+        plain = _plain(value)
+        made = checks.make_control(control, None, _plain)
+        passed = True if reproduced else None
+        why = "" if reproduced else (reason or "the effect is not above its noise in this run")
+        self.checks.append(checks.Check(name, plain, _plain(tolerance), passed, detail, checks.EMPIRICAL, made, why))
+
     def checks_table(self) -> checks.ChecksTable:
         """The table of checks, as shown in the chapter (HTML; Markdown for other outputs)."""
         return checks.ChecksTable(self.checks)
@@ -152,6 +194,7 @@ class Run:
             "schema_version": SCHEMA_VERSION,
             "chapter": self.chapter, "status": "complete", "parameters": self.parameters,
             "values": self.values, "checks": [c.as_dict() for c in self.checks],
+            "hypotheses": self.hypotheses,
             "figures": self.figures,
             "provenance": {**self.provenance(), "notebook_seconds": round(time.time() - self.started, 2)},
         }
