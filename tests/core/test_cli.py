@@ -3,7 +3,9 @@ import json
 
 import pytest
 
-from conftest import stagewise
+import subprocess
+
+from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE, stagewise
 from stagewise.core.registry import CHAPTER_ORDER, all_chapters
 
 
@@ -142,3 +144,35 @@ def test_version_and_python_m(capsys):
     from stagewise import __version__
     out = subprocess.run([sys.executable, "-m", "stagewise", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == f"stagewise {__version__}"
+
+
+def test_a_run_in_a_terminal_draws_the_chapters_progress_bars_there(tmp_path):
+    """`stagewise run` in a terminal: the chapter's run.progress bar (inside the kernel) reaches the terminal;
+    control: the same run with stderr to a pipe shows no bar (and the notebook gets no IProgress warning)."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))   # a terminal has a size
+    env = dict(os.environ, STAGEWISE_EXTRA_CHAPTERS=str(FIXTURE_CHAPTERS))
+    proc = subprocess.Popen([STAGEWISE, "run", "smoke-test", "-p", "steps", "13", "--out", str(tmp_path / "t")],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, env=env, cwd=ROOT)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:          # the terminal's other side closed: the run has ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=300) == 0
+    os.close(master)
+    assert b"/13 [" in seen, seen[-2000:]
+    piped = stagewise("run", "smoke-test", "-p", "steps", "13", "--out", str(tmp_path / "p"))
+    assert piped.returncode == 0 and "/13 [" not in piped.stderr
+    notebook = (tmp_path / "p" / "smoke-test.ipynb").read_text()
+    assert "IProgress" not in notebook and "/13 [" in notebook      # the bar went to the kernel's stderr

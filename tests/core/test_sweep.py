@@ -139,6 +139,7 @@ def test_sweep_on_a_scheduler_started_as_processes(fixture_chapters, tmp_path):
         out = stagewise("sweep", "smoke-test", "--grid", grid, "--out", str(tmp_path / "s"), "--scheduler", address)
         assert out.returncode == 0, out.stderr[-2000:]
         assert f"Dask scheduler {address}" in out.stdout and len(_rows(tmp_path / "s")) == 2
+        assert "no dashboard (the scheduler runs without one)" in out.stdout and ":8787" not in out.stdout
     finally:
         for process in (worker, scheduler):
             if process is not None:
@@ -195,3 +196,16 @@ def test_ctrl_c_stops_the_sweep_and_keeps_finished_points(fixture_chapters, tmp_
         else:                                                 # was queued: never started
             assert not results.exists()
     assert len(list((folder / "points").glob("*.failed-*"))) == 2
+
+
+def test_the_embedded_cluster_prints_its_real_dashboard_and_it_answers(fixture_chapters):
+    """bokeh is pinned, so the LocalCluster's dashboard works out of the box; the printed address is the
+    one the scheduler serves (a random port, not the template's 8787), and it answers HTTP."""
+    import urllib.request
+
+    from stagewise.core import sweep
+    with sweep.client_for(None, 1) as client:
+        link = sweep.dashboard_link(client)
+        assert link and link.endswith("/status") and ":8787/" not in link
+        with urllib.request.urlopen(link, timeout=30) as page:
+            assert page.status == 200 and b"bokeh" in page.read().lower()

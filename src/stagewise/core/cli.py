@@ -146,6 +146,9 @@ def _run(args: argparse.Namespace) -> int:
     replaces = preflight(chapter, folder)
     print(f"stagewise: running {chapter.name} into {folder}"
           + (" (replacing the earlier run there once this one is complete)" if replaces else ""), file=sys.stderr)
+    expected = _expected_time(chapter, parameters)
+    if expected:
+        print(f"stagewise: {expected}", file=sys.stderr)
     try:
         outcome = execute(chapter, parameters, folder, progress=not args.quiet and sys.stderr.isatty())
     except RunFailed as err:
@@ -156,6 +159,25 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_RUN_FAILED
     print(outcome.folder)
     return _report_checks(outcome.failures, args.strict)
+
+
+#: The expected time is announced when it is this many times the default's (and above a minute).
+SLOW_FACTOR = 2.0
+
+
+def _expected_time(chapter, parameters: dict) -> str | None:
+    """'expected time about N min (default parameters: M s)' when the chapter's cost model puts these
+    parameters well above the default's; None otherwise or without a cost model."""
+    from stagewise.core.parameters import resolve
+    seconds = chapter.expected_seconds(parameters)
+    if seconds is None:
+        return None
+    default = chapter.expected_seconds(resolve(chapter.parameters, {}, chapter.name))
+    if seconds < max(60.0, SLOW_FACTOR * default):
+        return None
+    shown = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+    return (f"expected time about {shown} on a 2-core CPU ({seconds / default:.0f}x the default parameters' "
+            f"{default:.0f} s); progress bars show the long loops")
 
 
 def _report_checks(found: dict[str, list[str]], strict: bool) -> int:
@@ -275,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
-        if args.command in ("list", "params", "run", "book", "pdf", "sweep") and not CHAPTERS_DIR.is_dir():
+        if args.command in ("list", "params", "run", "book", "pdf", "sweep", "atlas") and not CHAPTERS_DIR.is_dir():
             raise UsageError(f"the book's sources are not next to this installation ({CHAPTERS_DIR} is missing): "
                              "install from a clone with `make setup` or `pip install -e .`")
         if hasattr(args, "param"):
@@ -294,6 +316,8 @@ def main(argv: list[str] | None = None) -> int:
             return _pdf(args)
         if args.command == "sweep":
             return cli_sweep.sweep_command(args)
+        if args.command == "atlas":
+            return cli_sweep.atlas_command(args)
         if args.command == "collect":
             return cli_sweep.collect_command(args)
         return _book(args)

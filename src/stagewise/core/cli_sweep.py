@@ -31,6 +31,20 @@ def add_parsers(sub) -> None:
                    help="worker processes of the embedded LocalCluster (default: one per core)")
     w.add_argument("--dry-run", action="store_true", help="validate the grid and list its points; run nothing")
     _plot_options(w)
+    a = sub.add_parser(
+        "atlas", help="rerun chapters over their parameter atlas (tests/atlas/<chapter>.yaml) and judge every run",
+        description="Run every parameter set of each chapter's atlas (tests/atlas/<chapter>.yaml, a sweep grid of "
+                    "non-default parameters over the allowed ranges) with 'stagewise sweep' (LocalCluster on every "
+                    "core, or --scheduler; points complete with the current code are skipped), then judge each run: "
+                    "it must exit 0 and every check must pass or be 'not run' / 'not reproduced at this budget' "
+                    "with a reason. Writes DIR/atlas.json. Exit status: 0 every point holds, 1 some point falls "
+                    "short (listed), 2 bad input, 130 interrupted.")
+    a.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: every chapter with an atlas)")
+    a.add_argument("--ci", action="store_true", help="only the points each atlas file lists under 'ci:' (fast)")
+    a.add_argument("--out", type=Path, metavar="DIR", help="atlas folder (default: runs/atlas, or runs/atlas-ci)")
+    a.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
+    a.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="worker processes of the embedded LocalCluster (default: one per core)")
     k = sub.add_parser(
         "collect", help="collect a folder of runs into one table",
         description="Collect every run under DIR (each folder holding a results.json) into DIR/sweep.csv "
@@ -82,6 +96,32 @@ def sweep_command(args: argparse.Namespace) -> int:
               f"(kept as failed runs under {directory / 'points'})", file=sys.stderr)
         return 1
     return 0
+
+
+def atlas_command(args: argparse.Namespace) -> int:
+    import time
+
+    from stagewise.core import atlas
+    if args.workers < 0:
+        raise UsageError(f"--workers must be at least 1 (0: one per core), got {args.workers}")
+    chapters = args.chapters or atlas.chapters_with_atlas()
+    for name in chapters:
+        get_chapter(name)                                   # an unknown chapter: one line, exit 2
+    directory = args.out or Path("runs") / ("atlas-ci" if args.ci else "atlas")
+    started = time.time()
+    verdicts = atlas.run(chapters, directory, args.ci, args.scheduler, args.workers)
+    seconds = time.time() - started
+    lines = atlas.summary(verdicts)
+    bad = [v for v in verdicts if v.problems]
+    from stagewise.core.rundir import write_text_atomic
+    directory.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(directory / "atlas.json", json.dumps(
+        {"chapters": chapters, "ci": args.ci, "wall_seconds": round(seconds, 1),
+         "points": [vars(v) for v in verdicts]}, indent=2, default=str))
+    print("\n".join(lines))
+    print(f"stagewise: atlas of {len(chapters)} chapter(s), {len(verdicts)} parameter sets in {seconds:.0f} s: "
+          f"{len(verdicts) - len(bad)} hold, {len(bad)} fall short ({directory / 'atlas.json'})")
+    return 1 if bad else 0
 
 
 def collect_command(args: argparse.Namespace) -> int:

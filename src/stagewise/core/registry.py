@@ -54,6 +54,17 @@ class Chapter:
             module, function = target.split(":")
             getattr(importlib.import_module(module), function)(values)
 
+    def expected_seconds(self, values: dict) -> float | None:
+        """The chapter's expected wall time for ``values`` on the 2-core reference machine, from its cost
+        model named in the front matter (``stagewise: {cost: "stagewise.module:function"}``, a function of
+        the validated parameters returning seconds); ``None`` without one."""
+        target = self.front_matter.get("cost")
+        if not target:
+            return None
+        import importlib
+        module, function = target.split(":")
+        return float(getattr(importlib.import_module(module), function)(values))
+
     @cached_property
     def parameters(self) -> dict[str, Parameter]:
         return _declared(self.source, self.source.stat().st_mtime_ns)

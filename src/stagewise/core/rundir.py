@@ -33,6 +33,9 @@ from pathlib import Path
 from stagewise.core import faults
 #: The notebook finds its staging folder in this variable (set by the runner).
 RUN_DIR_ENV = "STAGEWISE_RUN_DIR"
+#: Set by the runner to the terminal of ``stagewise run`` (only when its stderr is a terminal): the
+#: chapter's progress bars (``Run.progress``) are drawn there.
+PROGRESS_TTY_ENV = "STAGEWISE_PROGRESS_TTY"
 MANIFEST = ".stagewise-run.json"
 STAGING_MARKER = ".stagewise-staging"
 FAILED_MARKER = "FAILED"

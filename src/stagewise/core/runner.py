@@ -15,7 +15,7 @@ from stagewise.core import faults, leftovers, locks, rundir
 from stagewise.core.registry import EXTRA_CHAPTERS_ENV, Chapter, get_chapter
 from stagewise.core.parameters import resolve
 from stagewise.core.provenance import code_fingerprint
-from stagewise.core.rundir import RUN_DIR_ENV
+from stagewise.core.rundir import PROGRESS_TTY_ENV, RUN_DIR_ENV
 
 FAILED_MARKER = rundir.FAILED_MARKER
 KERNEL_LOG = "kernel.log"
@@ -148,6 +148,9 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
     started = time.time()
     previous_env = os.environ.get(RUN_DIR_ENV)
     os.environ[RUN_DIR_ENV] = str(staging)
+    previous_tty = os.environ.pop(PROGRESS_TTY_ENV, None)
+    if progress and sys.stderr.isatty():  # the chapter's long loops draw their bars on this terminal
+        os.environ[PROGRESS_TTY_ENV] = os.ttyname(sys.stderr.fileno())
     extra = os.environ.get(EXTRA_CHAPTERS_ENV)
     if extra:  # the kernel runs in the staging folder: relative chapter folders must not move with it
         os.environ[EXTRA_CHAPTERS_ENV] = os.pathsep.join(os.path.abspath(p) for p in extra.split(os.pathsep) if p)
@@ -201,4 +204,7 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
             os.environ.pop(RUN_DIR_ENV, None)
         else:
             os.environ[RUN_DIR_ENV] = previous_env
+        os.environ.pop(PROGRESS_TTY_ENV, None)
+        if previous_tty is not None:
+            os.environ[PROGRESS_TTY_ENV] = previous_tty
     return RunOutcome(folder, results)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any, Iterable
@@ -23,7 +24,7 @@ from stagewise.core.parameters import validate
 from stagewise.core.provenance import code_fingerprint, git_state, versions
 from stagewise.core.results_schema import SCHEMA_VERSION
 
-from stagewise.core.rundir import RUN_DIR_ENV  # noqa: E402 - re-exported
+from stagewise.core.rundir import PROGRESS_TTY_ENV, RUN_DIR_ENV  # noqa: E402 - re-exported
 
 
 def _plain(value: Any) -> Any:
@@ -184,9 +185,19 @@ class Run:
         plt.close(fig)
 
     def progress(self, iterable: Iterable, **kwargs):
-        """A progress bar for long loops (stderr; the rendered book hides it)."""
-        from tqdm.auto import tqdm
-        return tqdm(iterable, mininterval=2.0, **kwargs)
+        """A progress bar for long loops.
+
+        Under ``stagewise run`` in a terminal the bar is drawn on that terminal (the runner names it in
+        ``STAGEWISE_PROGRESS_TTY``), below the runner's bar over cells; otherwise it goes to the kernel's
+        stderr, which the rendered book removes. Always tqdm's text bar: ``tqdm.auto`` in a kernel without
+        ipywidgets printed an "IProgress not found" warning naming a path of the machine into the notebook.
+        """
+        from tqdm.std import tqdm
+        terminal = _progress_terminal()
+        if terminal is not None:
+            kwargs = {"position": 1, "leave": False, "dynamic_ncols": True, **kwargs}
+            return tqdm(iterable, file=terminal, mininterval=1.0, **kwargs)
+        return tqdm(iterable, file=sys.stderr, mininterval=2.0, **kwargs)
 
     # -- the end --------------------------------------------------------------------
     def results(self) -> dict[str, Any]:
@@ -206,6 +217,22 @@ class Run:
         self.directory.mkdir(parents=True, exist_ok=True)
         write_text_atomic(self.directory / "results.json", json.dumps(self.results(), indent=2, default=str))
         return self.checks_table()
+
+
+_TERMINAL: list = []
+
+
+def _progress_terminal():
+    """The terminal named in ``STAGEWISE_PROGRESS_TTY``, opened once; None when unset or not writable."""
+    path = os.environ.get(PROGRESS_TTY_ENV)
+    if not path:
+        return None
+    if not _TERMINAL:
+        try:
+            _TERMINAL.append(open(path, "w", buffering=1))
+        except OSError:
+            _TERMINAL.append(None)
+    return _TERMINAL[0]
 
 
 def _glue(name: str, value: Any) -> None:

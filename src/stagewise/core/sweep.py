@@ -109,6 +109,24 @@ def client_for(scheduler: str | None, workers: int):
         yield client
 
 
+def dashboard_link(client) -> str | None:
+    """The scheduler's real dashboard address, or None when it has none (``dask scheduler --no-dashboard``,
+    or bokeh missing). ``Client.dashboard_link`` is a template filled with the default port 8787, whatever the
+    scheduler runs; the scheduler's ``services`` name its HTTP server even without a dashboard (it serves
+    /health there), so the page itself is asked for."""
+    import urllib.request
+    from urllib.parse import urlparse
+    try:
+        port = client.scheduler_info().get("services", {}).get("dashboard")
+        if not port:
+            return None
+        link = f"http://{urlparse(client.scheduler.address).hostname or '127.0.0.1'}:{port}/status"
+        with urllib.request.urlopen(link, timeout=5) as page:
+            return link if page.status == 200 else None
+    except Exception:  # noqa: BLE001 - no answer (404 without a dashboard, a firewall): no dashboard to show
+        return None
+
+
 def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], directory: Path,
           scheduler: str | None = None, workers: int = 0, say: Callable[[str], None] | None = None) -> list[PointResult]:
     """Run the points (validated by :func:`grid.load`) that are not yet complete, on Dask; one result per point."""
@@ -133,7 +151,9 @@ def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], dire
         return results
     workers = workers or len(os.sched_getaffinity(0))
     with client_for(scheduler, min(workers, len(todo))) as client:
-        say(f"stagewise: Dask scheduler {client.scheduler.address}; dashboard {client.dashboard_link}")
+        link = dashboard_link(client)
+        say(f"stagewise: Dask scheduler {client.scheduler.address}; "
+            + (f"dashboard {link}" if link else "no dashboard (the scheduler runs without one)"))
         results += _run_all(client, chapter, todo, directory, status, manifest, say)
     return results
 

@@ -1,0 +1,74 @@
+"""The parameter atlas (stagewise.core.atlas): every chapter's atlas file, the judge, and the CI subset."""
+import json
+import os
+
+import pytest
+
+from conftest import stagewise
+from stagewise.core import atlas
+from stagewise.core.parameters import resolve
+from stagewise.core.registry import CHAPTER_ORDER, get_chapter
+
+
+@pytest.mark.parametrize("chapter", CHAPTER_ORDER)
+def test_every_chapter_has_an_atlas_of_valid_non_default_sets(chapter):
+    grid, points = atlas.load(chapter)                    # validated like runs; >= 8 sets; ci indices valid
+    defaults = resolve(get_chapter(chapter).parameters, {}, chapter)
+    assert len(points) >= atlas.MIN_SETS
+    for p in points:
+        assert p["parameters"] != defaults, f"{chapter}: an atlas point equal to the defaults: {p['overrides']}"
+    varied = {name for p in points for name, v in p["parameters"].items() if v != defaults[name]}
+    assert len(varied - {"seed"}) >= 3, f"{chapter}: the atlas varies only {sorted(varied)}"
+    assert len(atlas.load(chapter, ci=True)[1]) >= atlas.MIN_CI_SETS
+
+
+SMOKE_ATLAS = """steps: 6
+zip:
+  - {eta: [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8], break_check: [false, false, false, false, false, false, false, true],
+     broken: [none, none, none, none, none, hypothesis, none, none]}
+ci: [0, 5]
+"""
+
+
+def test_the_atlas_judges_every_run_and_names_what_falls_short(fixture_chapters, tmp_path, monkeypatch):
+    """Eight smoke-test sets: one breaks a hypothesis (its row 'not run' with the reason: holds), one fails a
+    check (falls short, named); the CI subset (points 0 and 5) holds."""
+    (tmp_path / "atlas").mkdir()
+    (tmp_path / "atlas" / "smoke-test.yaml").write_text(SMOKE_ATLAS)
+    monkeypatch.setenv(atlas.ATLAS_DIR_ENV, str(tmp_path / "atlas"))
+    full = stagewise("atlas", "smoke-test", "--out", str(tmp_path / "a"), "--workers", "2", timeout=900)
+    assert full.returncode == 1, full.stdout[-3000:] + full.stderr[-2000:]
+    assert "7 hold, 1 fall short" in full.stdout
+    assert "theorem check FAILED: decay matches (1 - eta)^steps" in full.stdout
+    assert "not run: decay matches (1 - eta)^steps: hypothesis not met: step size below 1" in full.stdout
+    report = json.loads((tmp_path / "a" / "atlas.json").read_text())
+    assert len(report["points"]) == 8 and sum(bool(p["problems"]) for p in report["points"]) == 1
+    ci = stagewise("atlas", "smoke-test", "--ci", "--out", str(tmp_path / "c"), "--workers", "2", timeout=900)
+    assert ci.returncode == 0 and "2 hold, 0 fall short" in ci.stdout, ci.stdout[-3000:]
+    (tmp_path / "atlas" / "smoke-test.yaml").write_text(SMOKE_ATLAS.replace("ci: [0, 5]", "ci: [0, 8]"))
+    bad = stagewise("atlas", "smoke-test", "--ci", "--out", str(tmp_path / "d"))
+    assert bad.returncode == 2 and "ci must list at least 2 distinct point indices in [0, 7]" in bad.stderr
+
+
+def test_a_row_without_a_verdict_needs_a_reason(tmp_path):
+    folder = tmp_path / "p"
+    folder.mkdir()
+    rows = [{"name": "a", "passed": True}, {"name": "b", "passed": None, "reason": ""},
+            {"name": "c", "passed": False, "kind": "sanity", "value": 1, "tolerance": 0}]
+    (folder / "results.json").write_text(json.dumps({"status": "complete", "checks": rows}))
+    verdict = atlas.judge("x", {"id": "p", "overrides": {}}, folder, "complete", "")
+    assert verdict.problems == ["b: no verdict and no reason", "sanity row FAILED: c = 1 (tolerance 0)"]
+    crashed = atlas.judge("x", {"id": "p", "overrides": {}}, folder, "failed", "exit 1: DegenerateStageError")
+    assert crashed.problems == ["the run failed: exit 1: DegenerateStageError"]
+
+
+@pytest.mark.atlas
+def test_the_ci_subset_of_every_chapters_atlas_holds(tmp_path):
+    """`stagewise atlas --ci`: two non-default parameter sets per chapter, on both cores (the full atlas is
+    `make atlas`)."""
+    env_out = tmp_path / "atlas-ci"
+    out = stagewise("atlas", "--ci", "--out", str(env_out), extra_chapters=False, timeout=3000)
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+    report = json.loads((env_out / "atlas.json").read_text())
+    assert {p["chapter"] for p in report["points"]} == set(CHAPTER_ORDER)
+    assert os.path.isfile(env_out / "atlas.json")
