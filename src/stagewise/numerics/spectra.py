@@ -26,6 +26,6 @@ def stable_rank_np(sv) -> np.ndarray:
 def nontop_fraction(M: torch.Tensor) -> float:
     """``rho_nt(M) = 1 - ||M||_op^2 / ||M||_F^2`` (0 for rank one and for a zero matrix)."""
     f2 = float((M ** 2).sum())
-    if f2 == 0.0:
+    if f2 == 0.0:  # exact: division guard (a zero matrix has no top direction), not a decision about data
         return 0.0
     return max(0.0, 1.0 - float(torch.linalg.matrix_norm(M, ord=2)) ** 2 / f2)
