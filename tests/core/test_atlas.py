@@ -43,8 +43,9 @@ def test_the_atlas_judges_every_run_and_names_what_falls_short(fixture_chapters,
     assert "not run: decay matches (1 - eta)^steps: hypothesis not met: step size below 1" in full.stdout
     report = json.loads((tmp_path / "a" / "atlas.json").read_text())
     assert len(report["points"]) == 8 and sum(bool(p["problems"]) for p in report["points"]) == 1
-    ci = stagewise("atlas", "smoke-test", "--ci", "--out", str(tmp_path / "c"), "--workers", "2", timeout=900)
+    ci = stagewise("atlas", "smoke-test", "--ci", "--out", str(tmp_path / "a"), timeout=900)   # resumed: judged only
     assert ci.returncode == 0 and "2 hold, 0 fall short" in ci.stdout, ci.stdout[-3000:]
+    assert "2 points, 2 up to date, 0 to run" in ci.stdout
     (tmp_path / "atlas" / "smoke-test.yaml").write_text(SMOKE_ATLAS.replace("ci: [0, 5]", "ci: [0, 8]"))
     bad = stagewise("atlas", "smoke-test", "--ci", "--out", str(tmp_path / "d"))
     assert bad.returncode == 2 and "ci must list at least 2 distinct point indices in [0, 7]" in bad.stderr

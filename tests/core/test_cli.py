@@ -176,3 +176,34 @@ def test_a_run_in_a_terminal_draws_the_chapters_progress_bars_there(tmp_path):
     assert piped.returncode == 0 and "/13 [" not in piped.stderr
     notebook = (tmp_path / "p" / "smoke-test.ipynb").read_text()
     assert "IProgress" not in notebook and "/13 [" in notebook      # the bar went to the kernel's stderr
+
+
+def test_the_expected_time_is_announced_only_well_above_the_default():
+    """The run command's warning before a long run: from the chapter's cost model, relative to its default."""
+    from stagewise.core import cli
+
+    class Model:                      # a chapter whose cost model is 2 s per step, 40 steps by default
+        name = "model"
+        parameters = {}
+
+        def expected_seconds(self, values):
+            return 2.0 * values.get("steps", 40)
+    import stagewise.core.parameters as params
+    original = params.resolve
+    params.resolve = lambda declared, overrides, name: {"steps": 40}
+    try:
+        assert cli._expected_time(Model(), {"steps": 50}) is None              # 100 s: not twice the default
+        assert cli._expected_time(Model(), {"steps": 25}) is None
+        line = cli._expected_time(Model(), {"steps": 400})
+        assert line.startswith("expected time about 13 min") and "(10x the default parameters' 80 s)" in line
+    finally:
+        params.resolve = original
+
+
+def test_every_chapter_has_a_cost_model_that_matches_its_measured_default():
+    for chapter in all_chapters():
+        from stagewise.core.parameters import resolve
+        seconds = chapter.expected_seconds(resolve(chapter.parameters, {}, chapter.name))
+        assert seconds is not None, f"{chapter.name}: no cost model (front matter 'cost:')"
+        measured = chapter.front_matter["expected_seconds"]
+        assert measured / 2 <= seconds <= 2 * measured, (chapter.name, seconds, measured)
