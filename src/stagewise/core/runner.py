@@ -110,6 +110,18 @@ def _kernel_manager_class(socket_dir: str):
     return LocalKernelManager
 
 
+def _forget_machine_paths(notebook_path: Path) -> None:
+    """Papermill records where it wrote the notebook (``metadata.papermill.output_path``): an absolute path
+    of the hidden staging folder, meaningless once the run is installed and a path of this machine in every
+    notebook a reader downloads. Keep the file name only."""
+    notebook = json.loads(notebook_path.read_text())
+    meta = notebook.get("metadata", {}).get("papermill", {})
+    for key in ("input_path", "output_path"):
+        if isinstance(meta.get(key), str):
+            meta[key] = Path(meta[key]).name
+    rundir.write_text_atomic(notebook_path, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+
+
 def execute(chapter: Chapter, parameters: dict[str, Any], folder: Path, progress: bool = False,
             notes=None) -> RunOutcome:
     """Run the chapter notebook in a staging folder, then move it into ``folder``.
@@ -166,6 +178,7 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
             kernel_name="python3", progress_bar=progress, log_output=False,
             report_mode=False, request_save_on_cell_execute=True,
             kernel_manager_class=_kernel_manager_class(socket_dir))
+        _forget_machine_paths(notebook_path)
         results_path = staging / "results.json"
         if not results_path.exists():
             raise RuntimeError("the notebook finished without writing results.json (missing run.finish()?)")
