@@ -41,8 +41,10 @@ def test_every_chapter_ran_strictly_and_meets_the_results_contract(built_book):
         validate(results, where=f"{chapter.name}/results.json")            # the published JSON Schema
         assert results["status"] == "complete" and results["chapter"] == chapter.name
         assert results["checks"] and all(c["passed"] for c in results["checks"]), chapter.name
+        for claim in results.get("claims", []):   # reproduced, or not at this budget with the measured reason
+            assert claim["passed"] is True or (claim["passed"] is None and claim["reason"].strip()), claim
         if any("control" in c for c in results["checks"]):  # a chapter with controls has one for every theorem check
-            weak = [c["name"] for c in results["checks"]
+            weak = [c["name"] for c in results["checks"] + results.get("claims", [])
                     if c.get("kind") != "sanity" and not (c.get("control") or {}).get("failed")]
             assert not weak, f"{chapter.name}: theorem checks without a failing control: {weak}"
         assert {"commit", "dirty", "versions", "device", "seed", "code_fingerprint"} <= set(results["provenance"])

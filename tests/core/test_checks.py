@@ -50,7 +50,7 @@ def test_the_table_separates_sanity_rows_and_has_a_markdown_form():
     assert markdown.startswith("| check |") and "Sanity rows" in markdown and "<" not in markdown
 
 
-def test_rows_without_a_verdict_say_why_and_are_not_failures():
+def test_rows_without_a_verdict_say_why_and_are_not_failures(fixture_chapters):
     from stagewise.core import checks
     run = _run()
     assert not run.hypothesis("Assumption 1", False, "g = 3e-9", "|g| > 1e-6")
@@ -64,8 +64,11 @@ def test_rows_without_a_verdict_say_why_and_are_not_failures():
     found = checks.failures(rows)
     assert found["theorem"] == [] and found["sanity"] == ["identity"] and len(found["not_run"]) == 2
     assert checks.failed(rows) == ["identity"]
+    results = run.results()
+    assert [c["name"] for c in results["claims"]] == ["rank grows", "rank is low"]
+    assert "rank grows" not in [c["name"] for c in results["checks"]]   # a claim is not a check of the run
     html = run.checks_table()._repr_html_()
-    assert "stagewise-not" in html and html.index("Empirical claims") < html.index("rank grows")
+    assert "stagewise-not" in html and ">reproduced<" in html and html.index("Empirical claims") < html.index("rank grows")
     with pytest.raises(ValueError, match="must say why"):
         checks.Check("x", None, None, None)
     with pytest.raises(KeyError):

@@ -105,3 +105,16 @@ def test_the_scan_sees_the_patterns():  # control of the scan
     assert _float_zero_comparisons("x = 0.05 > y\neta = 10.0\ns = '> 0.0'  # > 0.0\nn = k > 0\n") == []
     cells = _code_cells("text > 0.0\n```{code-cell} ipython3\n:tags: [x]\nok = a != 0.0\n```\n")
     assert _float_zero_comparisons(cells) == [4]
+
+
+def test_a_dead_layer_has_no_nontop_fraction_on_any_machine():
+    """rho_nt of a matrix that is zero up to rounding: 0 whatever the rounding noise, given the live scale;
+    control: without the scale the noise's own ratio comes out (anything in [0, 1))."""
+    import torch
+
+    from stagewise.numerics.spectra import nontop_fraction
+    noise = 1e-17 * torch.randn(6, 5, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    assert nontop_fraction(noise, scale=1.0) == 0.0 and nontop_fraction(torch.zeros(6, 5), scale=1.0) == 0.0
+    assert nontop_fraction(noise) > 0.1
+    live = torch.outer(torch.arange(1.0, 7.0, dtype=torch.float64), torch.ones(5, dtype=torch.float64))
+    assert abs(nontop_fraction(live + noise, scale=1.0)) < 1e-12       # rank one: 0 with or without noise

@@ -57,7 +57,7 @@ def compare(reference: dict, results: dict) -> list[str]:
     lines = []
     ref_checks = {c["name"]: c for c in reference["checks"]}
     new_checks = {c["name"]: {k: c.get(k) for k in ("name", "value", "tolerance", "passed")}
-                  for c in results["checks"]}
+                  for c in results["checks"] + results.get("claims", [])}
     for section, old, new in (("parameters", reference["parameters"], results["parameters"]),
                               ("values", reference["values"], results["values"]),
                               ("checks", ref_checks, new_checks)):

@@ -75,13 +75,15 @@ def judge(chapter: str, point: dict[str, Any], folder: Path, status: str, messag
     except (OSError, ValueError) as err:
         verdict.problems.append(f"no readable results.json ({err})")
         return verdict
-    verdict.checks = len(results.get("checks", []))
+    from stagewise.core.checks import rows_of
+    rows = rows_of(results)
+    verdict.checks = len(rows)
     verdict.seconds = float(results.get("provenance", {}).get("wall_seconds", 0.0))
     if results.get("status") != "complete":
         verdict.problems.append(f"results.json status {results.get('status')!r}")
     if not verdict.checks:
         verdict.problems.append("no checks")
-    for c in results.get("checks", []):
+    for c in rows:
         if c.get("passed") is True:
             continue
         if c.get("passed") is None:

@@ -97,8 +97,8 @@ def plan(chapters: list[Chapter] | None = None, force: bool | list[str] = False)
 
 def failed_checks(chapter: Chapter) -> list[str]:
     results = json.loads((executed_dir() / chapter.name / "results.json").read_text())
-    from stagewise.core.checks import failed
-    return failed(results["checks"])
+    from stagewise.core.checks import failed, rows_of
+    return failed(rows_of(results))
 
 
 def render_html(strict: bool = True) -> float:

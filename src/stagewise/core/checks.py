@@ -15,6 +15,10 @@ measured quantity in ``reason`` (see :meth:`stagewise.core.session.Run.hypothesi
 still exits 0; ``not reproduced at this budget`` (``passed`` null), for an *empirical* claim (``kind:
 empirical``: what a paper reports from experiments, not a theorem) that this run's budget does not show.
 Only ``fail`` is a failure; sanity failures are reported apart from theorem failures.
+
+In ``results.json`` the empirical rows are listed apart, under ``claims`` (same fields, ``kind: empirical``):
+``checks`` holds what a run can pass or fail (theorem and sanity rows, or 'not run'), ``claims`` what a
+paper reports from experiments and whether this run reproduces it. The chapter's table shows both.
 """
 from __future__ import annotations
 
@@ -141,7 +145,14 @@ def _would_catch(c: Check) -> str:
 
 
 def _verdict(c: Check) -> str:
+    if c.kind == EMPIRICAL and c.status == PASS:
+        return "reproduced"
     return {PASS: "pass", FAIL: "FAIL"}.get(c.status, c.status)
+
+
+def rows_of(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every row of a results.json: its checks, then its empirical claims."""
+    return list(results.get("checks", [])) + list(results.get("claims", []))
 
 
 def _rows(checks: list[Check]) -> list[list[str]]:

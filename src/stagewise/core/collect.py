@@ -49,7 +49,7 @@ def row(folder: Path, directory: Path) -> dict[str, Any]:
                            "device": prov.get("device")}
     out.update({f"param.{k}": _cell(v) for k, v in results["parameters"].items()})
     out.update({f"value.{k}": _cell(v) for k, v in results["values"].items()})
-    for check in results["checks"]:
+    for check in results["checks"] + results.get("claims", []):
         out[f"check.{check['name']}"] = _cell(check["value"])
         out[f"passed.{check['name']}"] = check["passed"]
     return out

@@ -36,13 +36,13 @@ class RunOutcome:
 
     @property
     def failed_checks(self) -> list[str]:
-        from stagewise.core.checks import failed
-        return failed(self.results["checks"])
+        from stagewise.core.checks import failed, rows_of
+        return failed(rows_of(self.results))
 
     @property
     def failures(self) -> dict[str, list[str]]:
-        from stagewise.core.checks import failures
-        return failures(self.results["checks"])
+        from stagewise.core.checks import failures, rows_of
+        return failures(rows_of(self.results))
 
 
 def default_run_folder(chapter: str, base: Path = Path("runs")) -> Path:

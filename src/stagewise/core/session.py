@@ -204,7 +204,9 @@ class Run:
         return {
             "schema_version": SCHEMA_VERSION,
             "chapter": self.chapter, "status": "complete", "parameters": self.parameters,
-            "values": self.values, "checks": [c.as_dict() for c in self.checks],
+            "values": self.values,
+            "checks": [c.as_dict() for c in self.checks if c.kind != checks.EMPIRICAL],
+            "claims": [c.as_dict() for c in self.checks if c.kind == checks.EMPIRICAL],
             "hypotheses": self.hypotheses,
             "figures": self.figures,
             "provenance": {**self.provenance(), "notebook_seconds": round(time.time() - self.started, 2)},
