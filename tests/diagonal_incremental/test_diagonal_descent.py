@@ -53,3 +53,13 @@ def test_conservation_study_first_order_in_eta():
     assert cs.identity_err < 8
     assert 0.8 < cs.slope <= 1.05 and 0.8 < cs.slopes[0] <= 1.05
     assert cs.drift[0] > cs.drift[1] > cs.drift[2]
+
+
+def test_richardson_slope_and_its_window():
+    """A violation A eta (1 + B eta): local slopes 1 - c eta; Richardson removes the O(eta) term, and the window
+    is half of it; the control's slope 2 (same number of steps) lies far outside."""
+    from stagewise.diagonal_incremental.descent import ConservationStudy
+    cs = ConservationStudy([0.2, 0.1, 0.05], [1.0, 1.0, 1.0], 0.0, np.array([0.8, 0.9]))
+    assert cs.slope_extrapolated == pytest.approx(1.0) and cs.slope_window == pytest.approx(0.1)
+    ctl = ConservationStudy([0.2, 0.1, 0.05], [1.0, 1.0, 1.0], 0.0, np.array([2.0, 2.0]))
+    assert abs(ctl.slope_extrapolated - 1) > cs.slope_window

@@ -37,3 +37,18 @@ def test_plateau_and_log_scale_studies(studies):
     assert ps.loss_err < 1e-6 and ps.beta_err < 1e-6
     ls = staircase.log_scale_study(fs)
     assert ls.b_err < 0.05 and ls.b_err_const == pytest.approx(ls.b_err * np.log(1e64))
+
+
+def test_relaxation_rates_and_resolved_plateaus(studies):
+    """Sigma = I: on plateau k the balanced flow relaxes at r_k = 2 min_{j in S_k} |beta*_j|; a plateau whose
+    midpoint is fewer than log(1/tol) e-foldings past its transition is left out of the plateau checks."""
+    model, fs, ts = studies
+    rates = staircase.relaxation_rates(model, fs.stages)
+    np.testing.assert_allclose(rates[1:], [1.8, 1.0, 0.6], rtol=1e-8)
+    assert np.isinf(rates[0])
+    n = staircase.relaxation_numbers(rates, [0.0, 1.0, 2.0, 3.0], [0.5, 1.5, 2.5, 3.5], 1e-10)
+    np.testing.assert_allclose(n[1:], 0.5 * np.log(1e10) * rates[1:])
+    ps = staircase.plateau_study(fs, 2, rates, ts.times[fs.j_min], tol=1e-4)
+    assert ps.resolved.all() and ps.staircase and ps.beta_err < 1e-4
+    strict = staircase.plateau_study(fs, 2, rates, ts.times[fs.j_min], tol=1e-300)   # nothing settles that far
+    assert strict.unresolved == [1, 2, 3] and strict.resolved[0]

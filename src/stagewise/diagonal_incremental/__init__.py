@@ -23,7 +23,8 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
                                                           plateaus.plateau_midpoints, numerics.fits.inverse_log_fit
     lem-diagonal-incremental-d4          Lemma D.4        correlated.correlated_study, algorithm.train_active
                                                           (dropped coordinates), algorithm.time_until_active
-    asm-diagonal-incremental-43          Assumption 4.3   algorithm.algorithm1 (race margins, ties),
+    asm-diagonal-incremental-43          Assumption 4.3   algorithm.algorithm1 (race margins, ties, Breakdown),
+                                                          algorithm.train_active (1/t decay, g = 0 at the limit),
                                                           flow.normalize_init (|u_i(0)| != |v_i(0)|)
     asm-diagonal-incremental-44          Assumption 4.4   networks.restricted_hessian_min,
                                                           assumptions.perturbation_study
@@ -35,7 +36,8 @@ Modules:
     parameters    cross-parameter validator of the chapter's front matter (check_parameters)
     networks      the DiagonalModel interface (Ltilde, g = -grad Ltilde), diagonal linear network, restricted Hessian
     attention     the diagonal attention head of Example 3.2 (analytic g, numba on CPU) and its teacher instance
-    algorithm     Algorithm 1: the race of stage (A) and the balanced flow of stage (B); Stage, DegenerateStageError
+    algorithm     Algorithm 1: the race of stage (A) and the balanced flow of stage (B); Stage, Stages, Breakdown
+                  (a hypothesis the instance breaks), DegenerateStageError (a bug)
     closed_forms  Algorithm 1 in closed form for Sigma = I
     flow          exact gradient flow at small initialization through b = log_alpha(u + v)
     descent       plain gradient descent on (u, v) with the exact conservation identity; the conservation study

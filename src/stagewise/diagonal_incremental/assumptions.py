@@ -12,10 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from stagewise.diagonal_incremental.algorithm import Stage, train_active
+from stagewise.diagonal_incremental.algorithm import STATIONARITY_TOL, Breakdown, Stage, train_active
 from stagewise.diagonal_incremental.descent import descend
 from stagewise.diagonal_incremental.flow import weights_from_b
 from stagewise.diagonal_incremental.networks import DiagonalModel
+from stagewise.numerics.roundoff import is_positive, roundoff
 
 
 def stage_b_spread(model: DiagonalModel, stages: list[Stage], eps2_values=(1e-6, 1e-8, 1e-10),
@@ -35,7 +36,7 @@ def stage_b_spread(model: DiagonalModel, stages: list[Stage], eps2_values=(1e-6,
         s0[prev.support] *= 1.0 + jitter * rng.uniform(-1, 1, prev.support.size)
         starts.append(s0)
         for s0 in starts:
-            beta, _, _ = train_active(model, s0, np.append(prev.support, nxt.coordinate), stage=nxt.k)
+            beta = train_active(model, s0, np.append(prev.support, nxt.coordinate), stage=nxt.k).beta
             worst = max(worst, float(np.abs(beta - nxt.beta).max()))
     return worst
 
@@ -43,12 +44,21 @@ def stage_b_spread(model: DiagonalModel, stages: list[Stage], eps2_values=(1e-6,
 @dataclass
 class AssumptionStudy:
     """Assumptions 4.3-4.5 on Algorithm 1's stages: smallest race margin (4.3), smallest restricted-Hessian
-    eigenvalue (4.4), stage (B) rerun spread (4.5) and ``max |g|`` on every support, recomputed."""
+    eigenvalue (4.4), stage (B) rerun spread (4.5) and ``max |g|`` on every support, recomputed.
+
+    ``margins_resolved``: every margin is above its uncertainty (a tie stops Algorithm 1);
+    ``hessians_positive``: every ``lambda_min(H_S)`` is above the rounding error of ``||H||``;
+    ``spread_tol``: what the reruns may differ by, from the stationarity tolerance of stage (B): each stops
+    with ``max |g_S| < g_tol``, hence ``|beta - beta^{k+1}| <= sqrt|S| g_tol / lambda_min(H_S)`` (first order),
+    and two reruns by twice that."""
 
     margin_min: float
     hessian_min: float
     spread: float
     stationarity: float
+    margins_resolved: bool = True
+    hessians_positive: bool = True
+    spread_tol: float = math.nan
 
 
 def stationarity(model: DiagonalModel, stages: list[Stage]) -> float:
@@ -69,6 +79,16 @@ def saddle_eigenvalue(model: DiagonalModel, stages: list[Stage]) -> float:
     return float(min(vals))
 
 
+def off_support_gradient(model: DiagonalModel, stages: list[Stage]) -> np.ndarray:
+    """``max_{i not in supp theta^k} |g_i(theta^k)|`` for every stage: the fastest growth of an inactive
+    coordinate on plateau ``k`` (rate ``2 |g_i|`` in ``log beta_i``)."""
+    out = []
+    for s in stages:
+        gam = model.g(torch.from_numpy(s.beta)[None].to(model.device))[0].cpu().numpy()
+        out.append(float(np.abs(np.delete(gam, s.support)).max(initial=0.0)))
+    return np.array(out)
+
+
 def stage_b_wrong_sign(model: DiagonalModel, stages: list[Stage], eps2: float = 1e-8) -> float:
     """The control of Assumption 4.5: stage (B) seeded with the sign ``-sgn g_{i_k}(theta^k)`` (the wrong
     branch); returns the largest ``max |beta - beta^{k+1}|`` (the seed decays, the run stays at ``theta^k``)."""
@@ -76,15 +96,53 @@ def stage_b_wrong_sign(model: DiagonalModel, stages: list[Stage], eps2: float = 
     for prev, nxt in zip(stages[:-1], stages[1:]):
         s0 = prev.beta.copy()
         s0[nxt.coordinate] = -nxt.sign * eps2
-        beta, _, _ = train_active(model, s0, np.append(prev.support, nxt.coordinate), stage=nxt.k)
+        beta = train_active(model, s0, np.append(prev.support, nxt.coordinate), stage=nxt.k).beta
         worst = max(worst, float(np.abs(beta - nxt.beta).max()))
     return worst
 
 
 def assumption_study(model: DiagonalModel, stages: list[Stage], seed: int) -> AssumptionStudy:
     """The practical checks of Assumptions 4.3, 4.4 and 4.5 (``seed`` drives the jitter of 4.5)."""
-    return AssumptionStudy(float(min(s.margin for s in stages[1:])), float(min(s.hessian_min for s in stages[1:])),
-                           stage_b_spread(model, stages, seed=seed), stationarity(model, stages))
+    st = stages[1:]
+    lam_min = min(s.hessian_min for s in st)
+    spread_tol = max(2 * math.sqrt(s.support.size) * STATIONARITY_TOL / max(s.hessian_min, roundoff(s.hessian_norm))
+                     for s in st)
+    return AssumptionStudy(float(min(s.margin for s in st)), float(lam_min), stage_b_spread(model, stages, seed=seed),
+                           stationarity(model, stages), all(s.margin > s.margin_err for s in st),
+                           all(is_positive(s.hessian_min, s.hessian_norm, s.support.size) for s in st),
+                           float(spread_tol))
+
+
+def stage_hypotheses(stages: list[Stage], bd: Breakdown | None) -> list[tuple[str, bool, str, str]]:
+    """The hypotheses of Theorem 4.1 that Algorithm 1 tests on its stages, as ``(name, holds, measured,
+    requirement)``: a failing one is the :class:`algorithm.Breakdown` ``bd`` (the stages from there on are
+    not covered by the theorem)."""
+    st = stages[1:]
+    K = len(st)
+    span = f"stages 1-{K}" if K else "no stage"
+    left = [(j, s) for s in st for j in s.dropped]
+    holding = {
+        "Assumption 4.3 (unique winner of the race)": (
+            f"{span}: smallest margin {min((s.margin for s in st), default=math.inf):.3g}, largest uncertainty "
+            f"{max((s.margin_err for s in st), default=0.0):.1e}", "a margin above the uncertainty of the race times"),
+        "Assumption 4.3 (last clause)": (
+            f"{span}: {len(left)} coordinate(s) left the support" + (", each with |g| above its resolution"
+                                                                      if left else ""),
+            "g_i(theta^k) != 0 for every coordinate i that leaves the support at stage k"),
+        "Assumption 4.4 (strict local minima)": (
+            f"{span}: smallest eigenvalue of the restricted Hessian {min((s.hessian_min for s in st), default=math.inf):.3g}",
+            "> 0 beyond rounding"),
+        "Assumption 4.5 (stage (B) converges)": (
+            f"{span}: every stage (B) reached max |g| <= {max((s.stationarity for s in st), default=0.0):.1e}",
+            f"max |g| on the support below {STATIONARITY_TOL:g}"),
+    }
+    out = []
+    for name, (measured, requirement) in holding.items():
+        if bd is not None and bd.hypothesis == name:
+            out.append((name, False, bd.measured, bd.requirement))
+        else:
+            out.append((name, True, measured, requirement))
+    return out
 
 
 @dataclass
@@ -95,16 +153,22 @@ class PerturbationStudy:
     t: np.ndarray
     dist: np.ndarray
     i_stop: list
+    resolved: np.ndarray | None = None     # plateaus whose window is long enough to show the decay
 
     @property
     def ratio(self) -> float:
-        """Largest ``dist`` at the end of a window over its initial value (< 1: the perturbation decays)."""
-        return float(max(self.dist[q, i] / self.dist[q, 0] for q, i in enumerate(self.i_stop)))
+        """Largest ``dist`` at the end of a window over its initial value (< 1: the perturbation decays), over
+        the resolved plateaus."""
+        ok = self.resolved if self.resolved is not None else np.ones(len(self.i_stop), bool)
+        return float(max((self.dist[q, i] / self.dist[q, 0] for q, i in enumerate(self.i_stop) if ok[q]),
+                         default=math.nan))
 
 
 def perturbation_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, alpha: float, T: np.ndarray,
                        mids: np.ndarray, u0: np.ndarray, v0: np.ndarray, rng: np.random.Generator, std: float,
-                       eta: float, n_steps: int = 1000, device="cpu", everywhere: bool = False) -> PerturbationStudy:
+                       eta: float, n_steps: int = 1000, device="cpu", everywhere: bool = False,
+                       rates: np.ndarray | None = None, decay: float = 0.01,
+                       g_off: np.ndarray | None = None, supports: list | None = None) -> PerturbationStudy:
     """Assumption 4.4 by perturbation (paper App. A, Figs. 3, 10, 11): at each plateau midpoint in ``mids``
     take the weights of the exact flow (``b`` ``(len(tau), p)`` at ``alpha``, eq. 7), add Gaussian noise
     of std ``std`` to the non-negligible ones (``|u_i|`` or ``|v_i| > 1e-5``), and train both by GD. Each
@@ -112,13 +176,28 @@ def perturbation_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, alp
     in rescaled time (``mids[q]`` lies between ``T[q]`` and ``T[q + 1]``; the last plateau has no end).
 
     ``everywhere=True`` is the control: it perturbs the negligible coordinates too, i.e. leaves the
-    balanced support of ``theta^k``, along which ``theta^k`` is a saddle, not a minimum."""
+    balanced support of ``theta^k``, along which ``theta^k`` is a saddle, not a minimum.
+
+    ``rates``: the relaxation rate of each plateau in ``mids`` (``staircase.relaxation_rates``); a plateau is
+    resolved when its slowest mode decays below ``decay`` within the window (``rate * t_stop >= log(1/decay)``),
+    and :attr:`PerturbationStudy.ratio` covers the resolved plateaus only.
+
+    ``g_off``: ``max_{i not in S_k} |g_i(theta^k)|`` per plateau. An inactive coordinate is at most
+    ``exp(-2 log(1/alpha) |g_i| (T_{k+1} - tau))`` in size, and the perturbation changes its growth, so the
+    measured distance grows again once it is no longer negligible (the paper's figure shows only the return to
+    the plateau). The window then also ends before that bound reaches ``decay * std``.
+
+    ``supports``: ``supp theta^k`` per plateau. Where a coordinate outside it is already non-negligible at the
+    midpoint (a short plateau, the next coordinate about to switch on), the perturbation leaves the support,
+    along which ``theta^k`` is a saddle (the control's situation): such a plateau is not resolved."""
     L = -math.log(alpha)
-    starts = []
-    for m in mids:
+    starts, on_support = [], []
+    for q, m in enumerate(mids):
         i = int(np.argmin(np.abs(tau - m)))
         u, v = weights_from_b(b[i], L, u0, v0)
-        big = (np.abs(u) > 1e-5) | (np.abs(v) > 1e-5) | everywhere
+        big = (np.abs(u) > 1e-5) | (np.abs(v) > 1e-5)
+        on_support.append(supports is None or set(np.flatnonzero(big)) <= set(np.asarray(supports[q]).tolist()))
+        big = big | everywhere
         up, vp = u.copy(), v.copy()
         up[big] += std * rng.standard_normal(big.sum())
         vp[big] += std * rng.standard_normal(big.sum())
@@ -127,6 +206,12 @@ def perturbation_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, alp
                   device=device)
     t = run.t[0]
     dist = np.abs(run.beta[1::2] - run.beta[0::2]).max(axis=-1)      # (plateaus, records)
-    gaps = np.append(np.diff(T), np.inf)
+    gaps = np.append(np.diff(T), np.inf)[:len(mids)]     # T may end with the end of the last covered plateau
     t_stop = np.minimum(0.2 * gaps * L, t[-1])
-    return PerturbationStudy(t, dist, [int(np.searchsorted(t, ts, side="right") - 1) for ts in t_stop])
+    if g_off is not None:       # end while every inactive coordinate is still below decay * std (see above)
+        g = np.maximum(np.asarray(g_off, float), 1e-300)
+        t_stop = np.minimum(t_stop, 0.5 * gaps * L - math.log(1.0 / (decay * std)) / (2.0 * g))
+    resolved = None if rates is None else (np.asarray(rates, float) * np.maximum(t_stop, 0.0) >= math.log(1.0 / decay)
+                                           ) & np.array(on_support)
+    t_stop = np.maximum(t_stop, 0.0)
+    return PerturbationStudy(t, dist, [int(np.searchsorted(t, ts, side="right") - 1) for ts in t_stop], resolved)

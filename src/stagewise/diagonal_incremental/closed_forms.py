@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from stagewise.diagonal_incremental.flow import normalize_init
+from stagewise.numerics.roundoff import is_positive
 
 
 def closed_form_orthogonal(beta_star: np.ndarray):
     """Algorithm 1 in closed form for ``Sigma = I`` (note Sec. 2.8): ``T_k = 1/|beta*|_(k)``, losses
     ``1/2 sum_{j>k} |beta*|_(j)^2``; returns ``(T, order, losses)`` over the nonzero entries."""
     mags = np.abs(beta_star)
-    order = [int(i) for i in np.argsort(-mags) if mags[i] > 0]
+    order = [int(i) for i in np.argsort(-mags) if is_positive(mags[i], mags.max(), mags.size)]
     T = [1.0 / mags[i] for i in order]
     sq = np.sort(mags)[::-1] ** 2
     losses = [0.5 * float(sq[k:].sum()) for k in range(len(order) + 1)]

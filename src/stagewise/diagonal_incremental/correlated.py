@@ -90,11 +90,12 @@ class CorrelatedStudy:
     @property
     def leaves_and_reenters(self) -> bool:
         """Lemma D.4: ``x_3`` leaves at stage 3 and re-enters negative at stage 4, in Algorithm 1 and in the
-        flow (positive at ``tau = 3``, below 1e-3 between the stages, negative at the end)."""
+        flow (above 1e-3 at ``tau = 3``, below 1e-3 between the stages, below -1e-3 at the end: 1e-3 is the support
+        threshold of the chapter's rank counts, far above rounding)."""
         b3 = self.beta3
         return bool(leaves_and_reenters_flipped(self.stages)
                     and self.stages[3].dropped == [2] and self.stages[4].coordinate == 2 and self.stages[4].sign == -1
-                    and self.beta3_between < 1e-3 and b3[-1] < 0 < b3[np.argmin(np.abs(self.tau - 3.0))])
+                    and self.beta3_between < 1e-3 and b3[-1] < -1e-3 and b3[np.argmin(np.abs(self.tau - 3.0))] > 1e-3)
 
 
 def leaves_and_reenters_flipped(stages: list[Stage]) -> bool:

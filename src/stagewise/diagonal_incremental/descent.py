@@ -100,6 +100,20 @@ class ConservationStudy:
         return float(self.slopes[-1])
 
     @property
+    def slope_extrapolated(self) -> float:
+        """Richardson's slope ``2 s(eta/2, eta/4) - s(eta, eta/2)``: for a violation ``A eta (1 + B eta + ...)``
+        the local slope is ``1 + O(eta)`` with the O(eta) term halving with the step, so this removes it and
+        leaves 1 up to ``O(eta^2)``."""
+        return float(2 * self.slopes[-1] - self.slopes[-2])
+
+    @property
+    def slope_window(self) -> float:
+        """Half-width allowed to :attr:`slope_extrapolated` around 1: half the first-order term it removed,
+        ``|1 - s(eta, eta/2)| / 2`` (the remainder is smaller by a further factor O(eta) while the ratio of
+        deviations is 1/2, which the next check tests)."""
+        return float(abs(1 - self.slopes[-2]) / 2)
+
+    @property
     def slope_dev_ratio(self) -> float:
         """``(1 - slope)`` at the smaller pair over the larger pair: 1/2 for ``A eta (1 + O(eta))``."""
         return float((1 - self.slopes[1]) / (1 - self.slopes[0]))

@@ -19,7 +19,7 @@ import numpy as np
 from stagewise.diagonal_incremental.algorithm import algorithm1
 from stagewise.diagonal_incremental.flow import log_scale_flow, normalize_init
 from stagewise.diagonal_incremental.networks import DiagonalModel
-from stagewise.diagonal_incremental.staircase import FlowStudy, measured_times
+from stagewise.diagonal_incremental.staircase import FlowStudy, measured_times, relaxation_numbers
 
 
 def log_scale_thresholds(u0: np.ndarray, v0: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -52,6 +52,7 @@ class FiniteAlphaStudy:
 
     alpha: float
     misses: dict            # correction -> (2, K) array, NaN rows where the stage order changed
+    resolved: np.ndarray | None = None   # stages whose previous plateau has relaxed before they start
 
     @property
     def x(self) -> float:
@@ -65,14 +66,22 @@ class FiniteAlphaStudy:
         """Largest change of the miss between the two directions: zero to first order in ``x`` exactly when
         the correction captures all of the ``theta_0`` dependence."""
         m = self.misses[correction]
-        return float(np.abs(m[0] - m[1]).max())
+        ok = self.resolved if self.resolved is not None else np.ones(m.shape[1], bool)
+        return float(np.abs(m[0] - m[1])[ok].max())
 
 
 def finite_alpha_study(model: DiagonalModel, fs: FlowStudy, times: np.ndarray, u0_alt: np.ndarray,
-                       v0_alt: np.ndarray, rtol: float, device="cpu") -> FiniteAlphaStudy:
+                       v0_alt: np.ndarray, rtol: float, device="cpu", rates: np.ndarray | None = None
+                       ) -> FiniteAlphaStudy:
     """At the largest simulated alpha: the measured transition times ``times[j_max]`` of ``fs`` and those of a
     second direction ``theta_0' = (u0_alt, v0_alt)`` (one extra exact flow), against Algorithm 1 with no
-    correction, with ``b^0`` shifted, and with both thresholds shifted."""
+    correction, with ``b^0`` shifted, and with both thresholds shifted.
+
+    The correction is first order in ``x = 1/log(1/alpha)``: it assumes the flow has settled on plateau
+    ``k - 1`` before stage ``k`` starts. With the plateaus' relaxation ``rates`` (``staircase.relaxation_rates``)
+    only stages ``k`` whose previous plateau has relaxed to ``x^2`` by ``T_k`` (``(T_k - tau_{k-1}) log(1/alpha)
+    r_{k-1} >= log(1/x^2)``) and whose own plateau has by ``T_{k+1}`` (else the next transition overlaps the
+    detector's crossing) enter :meth:`FiniteAlphaStudy.spread`."""
     j_max = int(np.argmax(fs.alphas))
     alpha = float(fs.alphas[j_max])
     flow_alt = log_scale_flow(model, [alpha], u0_alt, v0_alt, fs.tau, rtol=rtol, device=device)
@@ -82,4 +91,11 @@ def finite_alpha_study(model: DiagonalModel, fs: FlowStudy, times: np.ndarray, u
     for corr in ("none", "b0", "full"):
         rows = [predicted_times(model, u, v, alpha, corr, device, fs.stages) for u, v in ((fs.u0, fs.v0), (u0_alt, v0_alt))]
         misses[corr] = np.stack([m - p if p is not None else np.full(fs.K, np.nan) for m, p in zip(measured, rows)])
-    return FiniteAlphaStudy(alpha, misses)
+    resolved = None
+    if rates is not None:       # plateau k-1 settled before T_k, and plateau k before the next stage starts
+        need = math.log(math.log(1.0 / alpha) ** 2)
+        starts = np.concatenate([[0.0], times[j_max]])
+        ends = np.concatenate([fs.T, [fs.plateau_end if fs.breakdown is not None else math.inf]])
+        settled = relaxation_numbers(np.asarray(rates), starts, ends, alpha) >= need
+        resolved = settled[:-1] & settled[1:]
+    return FiniteAlphaStudy(alpha, misses, resolved)

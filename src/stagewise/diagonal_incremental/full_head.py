@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
@@ -63,24 +64,26 @@ class FullHeadRun:
 
 
 def full_head_gd(X, Y, alpha: float, eta: float, n_steps: int, generator: torch.Generator,
-                 record_every: int = 10) -> FullHeadRun:
+                 record_every: int = 10, progress: Callable | None = None) -> FullHeadRun:
     """GD on ``W_K, W_Q, W_V, W_O`` (all ``d x d``) from ``alpha * N(0, 1/d)`` drawn from ``generator``
     (beyond Theorem 4.1: paper v1, Fig. 2d-f); records the singular values of ``W_K W_Q^T`` and
-    ``W_V W_O^T`` and the loss against ``tau = eta * step / log(1/alpha)``."""
+    ``W_V W_O^T`` and the loss against ``tau = eta * step / log(1/alpha)``; ``progress`` wraps the loop over
+    steps (the run's progress bar)."""
     d = X.shape[-1]
     gen = generator
     Ws = [(alpha * torch.randn(d, d, generator=gen, dtype=torch.float64) / math.sqrt(d)).to(X.device)
           .requires_grad_(True) for _ in range(4)]
     N = X.shape[0]
     taus, losses, s_kq, s_vo = [], [], [], []
-    for step in range(n_steps + 1):
+    steps = range(n_steps + 1)
+    for step in (progress(steps, desc="full attention head") if progress else steps):
         WK, WQ, WV, WO = Ws
         Mkq, Mvo = WK @ WQ.T, WV @ WO.T
         out = softmax(X @ Mkq @ X.transpose(1, 2)) @ X @ Mvo
         loss = 0.5 * (out - Y).pow(2).sum() / N
         if step % record_every == 0 or step == n_steps:
             taus.append(eta * step / math.log(1 / alpha))
-            losses.append(float(loss))
+            losses.append(loss.detach().item())   # the loss carries the graph: a plain float() warns
             s_kq.append(torch.linalg.svdvals(Mkq.detach()).cpu().numpy())
             s_vo.append(torch.linalg.svdvals(Mvo.detach()).cpu().numpy())
         if step == n_steps:

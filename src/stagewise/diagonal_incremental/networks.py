@@ -71,15 +71,26 @@ class LinearDiagonal(DiagonalModel):
         return self.sigma.clone()
 
 
-def restricted_hessian_min(model: DiagonalModel, beta: np.ndarray, device=None) -> float:
+def hessian_summary(model: DiagonalModel, beta: np.ndarray, support, device=None) -> tuple[float, float]:
+    """``(lambda_min(H_S), ||H||_2)`` for ``H = Hess Ltilde(beta)`` and ``S = support`` (``inf`` for an empty
+    support): Assumption 4.4 and the scale of the zero tests of Algorithm 1."""
+    dev = device if device is not None else model.device
+    H = model.hessian(torch.from_numpy(np.asarray(beta, dtype=float)).to(dev)).detach().cpu().numpy()
+    H = 0.5 * (H + H.T)
+    h_norm = float(np.abs(np.linalg.eigvalsh(H)).max())
+    support = np.asarray(support, dtype=int)
+    if support.size == 0:
+        return math.inf, h_norm
+    return float(np.linalg.eigvalsh(H[np.ix_(support, support)]).min()), h_norm
+
+
+def restricted_hessian_min(model: DiagonalModel, beta: np.ndarray, device=None, support=None) -> float:
     """Assumption 4.4: smallest eigenvalue of ``Hess Ltilde`` restricted to ``supp(beta)``.
 
     At a stationary point the Hessian of ``u -> Ltilde(s * u^2)`` on the support is ``D H D`` with
     ``D = diag(2 s u)``, so Assumption 4.4 (strict local minimum) holds iff this is positive.
+    ``support`` defaults to the entries of ``beta`` that are exactly zero: Algorithm 1 stores inactive
+    coordinates as exact zeros (a set, not a computed float), and passes its support explicitly.
     """
-    support = np.flatnonzero(beta)
-    if support.size == 0:
-        return math.inf
-    dev = device if device is not None else "cpu"
-    H = model.hessian(torch.from_numpy(beta).to(dev)).cpu().numpy()
-    return float(np.linalg.eigvalsh(H[np.ix_(support, support)]).min())
+    support = np.flatnonzero(beta) if support is None else np.asarray(support, dtype=int)
+    return hessian_summary(model, beta, support, device if device is not None else "cpu")[0]

@@ -12,17 +12,21 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from stagewise.diagonal_incremental.algorithm import Stage, algorithm1
+from stagewise.diagonal_incremental.algorithm import Breakdown, Stage, algorithm1
 from stagewise.diagonal_incremental.flow import log_scale_flow, normalize_init
 from stagewise.diagonal_incremental.networks import DiagonalModel
 from stagewise.diagonal_incremental.plateaus import (count_plateaus, plateau_midpoints, support_counts,
                                                      transition_times)
 from stagewise.numerics.fits import inverse_log_fit
+from stagewise.numerics.roundoff import roundoff
 
 
 @dataclass
 class FlowStudy:
-    """Algorithm 1's stages and the exact flow (dict of :func:`flow.log_scale_flow`) on ``tau``."""
+    """Algorithm 1's stages and the exact flow (dict of :func:`flow.log_scale_flow`) on ``tau``.
+
+    ``stages`` are the stages Theorem 4.1 covers on this instance; ``breakdown`` (or ``None``) the first one
+    it does not (a hypothesis fails there, :class:`algorithm.Breakdown`)."""
 
     alphas: list
     u0: np.ndarray
@@ -30,6 +34,12 @@ class FlowStudy:
     stages: list[Stage]
     tau: np.ndarray
     flow: dict
+    breakdown: Breakdown | None = None
+
+    @property
+    def plateau_end(self) -> float:
+        """End of the last plateau the theorem describes: ``T_{K+1}`` of the broken stage, else ``tau_end``."""
+        return float(self.breakdown.T) if self.breakdown is not None else self.tau_end
 
     @property
     def K(self) -> int:
@@ -69,11 +79,22 @@ class FlowStudy:
 def flow_study(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray, rtol: float, device="cpu",
                n_tau: int = 1500) -> FlowStudy:
     """Algorithm 1, then the exact flow (Lemma 4.2, eq. 14) from ``alpha theta_0`` up to
-    ``tau = 1.1 T_K + 0.3``."""
+    ``tau = 1.1 T_K + 0.3`` (``T_K``: the last stage, or the time of the stage where a hypothesis fails)."""
     stages = algorithm1(model, device=device)
-    tau = np.linspace(0.0, 1.1 * stages[-1].T + 0.3, n_tau)
+    last = stages.breakdown.T if stages.breakdown is not None else stages[-1].T
+    tau = np.linspace(0.0, 1.1 * last + 0.3, n_tau)
     flow = log_scale_flow(model, alphas, u0, v0, tau, rtol=rtol, device=device)
-    return FlowStudy(list(alphas), u0, v0, stages, tau, flow)
+    return FlowStudy(list(alphas), u0, v0, list(stages), tau, flow, stages.breakdown)
+
+
+def breakdown_note(fs: FlowStudy) -> str:
+    """One sentence for the prose: Algorithm 1 ran to its end, or where and why Theorem 4.1 stops applying."""
+    bd = fs.breakdown
+    if bd is None:
+        return "On this instance every hypothesis that Algorithm 1 tests holds at every stage."
+    return (f"On this instance Algorithm 1 stops before stage {bd.stage}: {bd.hypothesis} fails ({bd.measured}). "
+            f"Theorem 4.1 then covers stages 1 to {fs.K} only; the checks below test those stages, and the later "
+            "ones are reported as 'not run'.")
 
 
 @dataclass
@@ -127,9 +148,34 @@ def transition_study(model: DiagonalModel, fs: FlowStudy, order: int = 2) -> Tra
     return TransitionStudy(fs.T, 1.0 / log_inv, times, fits)
 
 
+def relaxation_rates(model: DiagonalModel, stages: list[Stage]) -> np.ndarray:
+    """How fast the flow settles on each plateau: near ``theta^k`` stage (B) linearizes to
+    ``d(delta beta_S)/dt = -2 D H_S delta beta_S`` with ``D = diag|beta^k_S|``, so its slowest rate is
+    ``r_k = lambda_min(2 D^(1/2) H_S D^(1/2))`` (unrescaled time); ``r_0 = inf`` (theta^0 = 0 is exact)."""
+    rates = [math.inf]
+    for s in stages[1:]:
+        H = model.hessian(torch.from_numpy(s.beta).to(model.device)).detach().cpu().numpy()
+        S = s.support
+        D = np.sqrt(np.abs(s.beta[S]))
+        rates.append(float(np.linalg.eigvalsh(2.0 * D[:, None] * H[np.ix_(S, S)] * D[None, :]).min()))
+    return np.array(rates)
+
+
+def relaxation_numbers(rates: np.ndarray, starts, ends, alpha: float) -> np.ndarray:
+    """``(end_k - start_k) log(1/alpha) r_k``: the number of e-foldings plateau ``k`` has relaxed by at
+    ``end_k``, starting at its measured transition ``start_k`` (rescaled times). The distance to ``theta^k``
+    is about ``exp(-number)``, so a plateau is resolved to a tolerance ``tol`` once the number is at least
+    ``log(1/tol)``: Theorem 4.1's ``alpha < alpha_0(t)``, measured."""
+    span = np.maximum(np.asarray(ends, float) - np.asarray(starts, float), 0.0)
+    with np.errstate(invalid="ignore"):
+        out = span * -math.log(alpha) * np.asarray(rates, float)
+    return np.where(np.isinf(rates), np.inf, out)
+
+
 @dataclass
 class PlateauStudy:
-    """Theorem 4.1 at the plateau midpoints ``mids`` (indices ``idx`` into ``tau``), at the smallest alpha."""
+    """Theorem 4.1 at the plateau midpoints ``mids`` (indices ``idx`` into ``tau``), at the smallest alpha,
+    over the plateaus ``resolved`` there (see :func:`relaxation_numbers`; all when no rates were given)."""
 
     mids: np.ndarray
     idx: list
@@ -139,26 +185,46 @@ class PlateauStudy:
     ranks_sim: np.ndarray
     ranks_alg: np.ndarray
     ranks_tau: np.ndarray
+    resolved: np.ndarray | None = None
+    relax: np.ndarray | None = None
 
     @property
     def staircase(self) -> bool:
-        """Simulated ranks equal Algorithm 1's on every plateau and grow by at most one per stage."""
-        return bool(np.array_equal(self.ranks_sim, self.ranks_alg)
-                    and np.abs(np.diff(self.ranks_alg.sum(1))).max() <= 1)
+        """Simulated ranks equal Algorithm 1's on every resolved plateau and grow by at most one per stage."""
+        ok = self.resolved if self.resolved is not None else np.ones(len(self.ranks_alg), bool)
+        return bool(np.array_equal(self.ranks_sim[ok], self.ranks_alg[ok])
+                    and np.abs(np.diff(self.ranks_alg.sum(1))).max(initial=0) <= 1)
+
+    @property
+    def unresolved(self) -> list[int]:
+        return [] if self.resolved is None else [int(k) for k in np.flatnonzero(~self.resolved)]
 
 
-def plateau_study(fs: FlowStudy, d: int) -> PlateauStudy:
+def plateau_study(fs: FlowStudy, d: int, rates: np.ndarray | None = None, times: np.ndarray | None = None,
+                  tol: float = 1e-4) -> PlateauStudy:
     """Loss (relative to ``L(0)``) and weights at plateau midpoints against ``theta^k``, and the ranks of
-    ``W_K W_Q^T``, ``W_V W_O^T`` (Example 3.2); plateaus counted independently of Algorithm 1."""
-    mids = plateau_midpoints(fs.T, fs.tau_end)
+    ``W_K W_Q^T``, ``W_V W_O^T`` (Example 3.2); plateaus counted independently of Algorithm 1, up to the
+    midpoint of the last plateau the theorem covers when a hypothesis fails at a later stage.
+
+    With ``rates`` (:func:`relaxation_rates`) and the measured transition ``times`` at the smallest alpha,
+    only plateaus relaxed to ``tol`` at their midpoint (``relaxation_numbers >= log(1/tol)``) are compared."""
+    mids = plateau_midpoints(fs.T, fs.plateau_end)
     idx = [int(np.argmin(np.abs(fs.tau - m))) for m in mids]
     loss = fs.flow["loss"][:, fs.j_min]
+    upto = len(fs.tau) if fs.breakdown is None else idx[-1] + 1
     beta = fs.beta_min
     ranks_alg = np.array([[np.sum(s.support < d), np.sum(s.support >= d)] for s in fs.stages])
+    relax = resolved = None
+    ok = np.ones(len(mids), bool)
+    if rates is not None:
+        relax = relaxation_numbers(rates, np.concatenate([[0.0], times]), mids, float(min(fs.alphas)))
+        ok = resolved = relax >= math.log(1.0 / tol)
+    sel = [k for k in range(len(mids)) if ok[k]]
     return PlateauStudy(
-        mids, idx, count_plateaus(fs.tau, loss), float(np.max(np.abs(loss[idx] - fs.levels)) / fs.levels[0]),
-        float(max(np.abs(beta[i] - s.beta).max() for i, s in zip(idx, fs.stages))),
-        support_counts(beta[idx], d), ranks_alg, support_counts(beta, d))
+        mids, idx, count_plateaus(fs.tau[:upto], loss[:upto]),
+        float(max(abs(loss[idx[k]] - fs.levels[k]) for k in sel) / fs.levels[0]),
+        float(max(np.abs(beta[idx[k]] - fs.stages[k].beta).max() for k in sel)),
+        support_counts(beta[idx], d), ranks_alg, support_counts(beta, d), resolved, relax)
 
 
 @dataclass
@@ -179,7 +245,7 @@ def log_scale_study(fs: FlowStudy) -> LogScaleStudy:
     b_sim = fs.flow["b"][:, fs.j_min, :]
     knots = np.concatenate([[0], fs.T, [fs.tau_end]])            # after T_K, g(theta^K) = 0: b stays put
     b_knots = np.array([s.b for s in fs.stages] + [fs.stages[-1].b])
-    inside = (fs.tau > 0.05) & (fs.tau < fs.T[-1] - 0.05)
+    inside = (fs.tau > 0.05) & (fs.tau < (fs.T[-1] if fs.K else fs.plateau_end) - 0.05)
     b_pred = np.array([np.interp(fs.tau, knots, b_knots[:, i]) for i in range(b_sim.shape[1])]).T
     inactive = np.abs(fs.beta_min) < 1e-6
     b_err = float(np.abs(b_sim - b_pred)[inside[:, None] & inactive].max())
@@ -193,9 +259,9 @@ def frozen_race_times(model: DiagonalModel, K: int) -> np.ndarray:
     each at the rate of the gradient at ``beta = 0`` (no stage changes ``g``). With ``b^0 = 1`` coordinate
     ``i`` would switch on at ``1/|g_i(0)|``; returns the ``K`` smallest such times (``inf`` where fewer than
     ``K`` coordinates have ``g_i(0) != 0``)."""
-    g0 = model.g(torch.zeros(1, model.p, dtype=torch.float64, device=model.device))[0].cpu().numpy()
-    with np.errstate(divide="ignore"):
-        return np.sort(1.0 / np.abs(g0))[:K]
+    g0 = np.abs(model.g(torch.zeros(1, model.p, dtype=torch.float64, device=model.device))[0].cpu().numpy())
+    live = g0 > roundoff(g0.max(), model.p)                 # g_i(0) = 0 within rounding: never switches on
+    return np.sort(np.where(live, 1.0 / np.where(live, g0, 1.0), np.inf))[:K]
 
 
 @dataclass
@@ -210,10 +276,12 @@ class PlateauReadout:
 def plateau_readout(fs: FlowStudy, ps: PlateauStudy, tau: np.ndarray, loss: np.ndarray, beta: np.ndarray,
                     d: int) -> PlateauReadout:
     """The measures of :func:`plateau_study` (loss error relative to ``L(0)``, weight error, ranks equal to
-    Algorithm 1's) on the trajectory ``(tau, loss, beta)`` — the control runs them on gradient descent at a
-    large alpha, where the theorem does not apply."""
-    idx = [int(np.argmin(np.abs(tau - m))) for m in ps.mids]
+    Algorithm 1's) on the trajectory ``(tau, loss, beta)``, over the same plateaus — the control runs them on
+    gradient descent at a large alpha, where the theorem does not apply."""
+    ok = ps.resolved if ps.resolved is not None else np.ones(len(ps.mids), bool)
+    sel = [k for k in range(len(ps.mids)) if ok[k]]
+    idx = [int(np.argmin(np.abs(tau - ps.mids[k]))) for k in sel]
     ranks = support_counts(beta[idx], d)
-    return PlateauReadout(float(np.max(np.abs(loss[idx] - fs.levels)) / fs.levels[0]),
-                          float(max(np.abs(beta[i] - s.beta).max() for i, s in zip(idx, fs.stages))),
-                          bool(np.array_equal(ranks, ps.ranks_alg)))
+    return PlateauReadout(float(max(abs(loss[i] - fs.levels[k]) for i, k in zip(idx, sel)) / fs.levels[0]),
+                          float(max(np.abs(beta[i] - fs.stages[k].beta).max() for i, k in zip(idx, sel))),
+                          bool(np.array_equal(ranks, ps.ranks_alg[sel])))
