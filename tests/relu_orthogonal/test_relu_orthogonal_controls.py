@@ -68,7 +68,7 @@ def test_ties_only_for_discrete_labels():
 
 def test_validator_requires_a_lazy_width():
     """A missing width >= 256 is an input error (exit 2), not a vacuous pass of the He check."""
-    base = {"sweep_log_inv_lambdas": [25, 50, 100], "bal_etas": [0.2, 0.1]}
+    base = {"sweep_log_inv_lambdas": [25, 50, 100], "bal_etas": [0.2, 0.1, 0.05]}
     parameters.check_parameters({**base, "width_gd_widths": [16, 256]})
     with pytest.raises(ParameterError, match="width_gd_widths"):
         parameters.check_parameters({**base, "width_gd_widths": [16, 64]})

@@ -17,7 +17,7 @@ def test_all_figures_build():
             figures.sweep(sw, sweep.measure_sweep(sw)),
             figures.coverage(coverage.coverage_study(np.random.default_rng(0), 100, ns=(16,), ms=np.arange(4, 12, 4),
                                                      log2n=np.arange(4, 8))),
-            figures.norm_vs_n(implicit_bias.norm_vs_n(0, 9, 2), implicit_bias.norm_vs_n_gd(0, 4, 30.0, draws=1)),
+            figures.norm_vs_n(implicit_bias.norm_vs_n(0, 10, 2), implicit_bias.norm_vs_n_gd(0, 4, 30.0, draws=1)),
             figures.norm_vs_width(implicit_bias.norm_vs_width(0, 1, 2, [16], 30.0, widths=2 ** np.arange(4, 6),
                                                               gd_draws=1))]
     for fig in figs:

@@ -7,8 +7,8 @@ from stagewise.relu_orthogonal import implicit_bias
 
 def test_norm_vs_n_small():
     """Eq. (15) sandwich holds in every draw; ratio to the optimum between 1 and 1 + sqrt(2)."""
-    sc = implicit_bias.norm_vs_n(1, 9, 3)
-    assert sc.ns.tolist() == [16, 32, 64, 128, 256, 512] and all(sc.sandwich_ok)
+    sc = implicit_bias.norm_vs_n(1, 10, 3)
+    assert sc.ns.tolist() == [16, 32, 64, 128, 256, 512, 1024] and all(sc.sandwich_ok)
     assert np.all((sc.ratio >= 1) & (sc.ratio <= 1 + np.sqrt(2)))
     assert 0.3 < sc.slope_alg < 0.8 and sc.slope_opt == pytest.approx(0.5, abs=0.1)
 
@@ -30,3 +30,19 @@ def test_norm_vs_width_small():
     with pytest.raises(ValueError, match="256"):
         w.lazy_widths()
     assert np.all(np.isfinite(w.he_norm)) and np.all(w.he_ratio > 0)
+
+
+def test_slope_window_named_from_parameters_and_band_from_noise():
+    """Theorem 3's slope: the row's name is built from norm_log2n_max, a window of fewer than 3 points is refused,
+    and the band is the note's [0.45, 0.62] widened by the Student-t multiple of the slope's standard error."""
+    assert implicit_bias.fit_window_name(12) == "n in [2^8, 2^12]"
+    assert implicit_bias.fit_window_name(14) == "n in [2^8, 2^14]"
+    with pytest.raises(ValueError, match="log2n_max"):
+        implicit_bias.norm_vs_n(1, 9, 3)
+    few, many = implicit_bias.norm_vs_n(3, 10, 4), implicit_bias.norm_vs_n(3, 12, 20)
+    assert few.slope_dof == 9 and many.slope_dof == 5 * 19
+    assert 0 < many.slope_se < few.slope_se
+    lo_few, hi_few = implicit_bias.slope_band(few)
+    lo_many, hi_many = implicit_bias.slope_band(many)
+    assert lo_few < lo_many < 0.45 and 0.62 < hi_many < hi_few
+    assert not lo_many <= many.slope_point <= hi_many            # the control (one neuron per point) is rejected

@@ -11,4 +11,4 @@ REDUCED = ["-p", "fig1_log_inv_lambda", "100", "-p", "norm_log2n_max", "10", "-p
 def test_uncorrected_rates_fail_the_strict_run(tmp_path):
     checks = mutated_strict_run("relu-orthogonal", "stagewise.relu_orthogonal.algorithm:neuron_rates="
                                 f"{MUTANTS}:gradient_flow_rates", REDUCED, tmp_path)
-    assert not checks["sweep: extrapolated jump times vs GD-corrected Alg. 1 (rel.)"]
+    assert not checks["sweep: extrapolated jump times vs GD-corrected Alg. 1 (error / allowance)"]

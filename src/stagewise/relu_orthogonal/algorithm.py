@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stagewise.numerics.roundoff import roundoff
 from stagewise.relu_orthogonal.data import draw_instance, draw_seed, uncovered_points
 
 
@@ -32,6 +33,7 @@ class LimitProcess:
     plateau_losses: np.ndarray            # L^(0), ..., L^(K)
     tau: np.ndarray                       # (K+1, m): exponents at t_0 = 0, t_1, ..., t_K
     rates: np.ndarray                     # (K+1, m): growth rate of tau on (t_k, t_{k+1}) (0 for fitted)
+    active: np.ndarray                    # (K+1, m): neuron unfitted with an unfitted point in A_j on (t_k, t_{k+1})
     W: np.ndarray                         # (m, n) limit neurons theta^(K) (zero rows: never fitted)
     a: np.ndarray                         # (m,)
     uncovered: np.ndarray                 # points never fitted (zero rows of the mask)
@@ -98,26 +100,31 @@ def algorithm1(y: np.ndarray, M: np.ndarray, s: np.ndarray, c: float = 1.0, eta:
     t = 0.0
     members = []
     times, neurons, sets, losses, taus, rates_hist, dirs = [], [], [], [c / (2 * n) * y2.sum()], [tau.copy()], [], []
+    active_hist = []
     W, a = np.zeros((m, n)), np.zeros(m)
     tie = None
     Mf = M.T.astype(float) if directions else None
-    sq = y2 @ M                                               # ||y_{S_j}||^2, S_j = A_j ∩ U (updated below)
-    cnt = M.sum(axis=0)                                       # |S_j| (exact, so empty sets give rate 0)
+    # Waiting times equal to rounding are a tie: their rounding error is a few eps per operation on n terms.
+    tie_tol = max(tie_rtol, roundoff(1.0, n))
     while True:
-        norms = np.where(cnt > 0, np.sqrt(np.maximum(sq, 0.0)), 0.0)
-        norms[fitted] = 0.0
-        rate = neuron_rates(c / n * norms, eta)
+        # Which neurons still grow is decided on integers (an unfitted neuron with an unfitted point of its
+        # sign class; labels are non-zero), never by testing a computed rate against 0. ||y_{S_j}||^2 is
+        # recomputed from the unfitted points at every stage (no running subtraction, no cancellation).
+        live = ~fitted & (M[unfitted].sum(axis=0) > 0)
+        norms = np.where(live, np.sqrt((y2 * unfitted) @ M), 0.0)
+        rate = np.where(live, neuron_rates(c / n * norms, eta), 0.0)
         rates_hist.append(rate)
+        active_hist.append(live)
         if directions:
-            d = Mf * (np.abs(y) * unfitted)[None, :] / np.where(norms > 0, norms, 1.0)[:, None]
-            d[fitted] = 0.0
+            d = Mf * (np.abs(y) * unfitted)[None, :] / np.where(live, norms, 1.0)[:, None]
+            d[~live] = 0.0
             dirs.append(d)
-        cand = np.flatnonzero(rate > 0)
+        cand = np.flatnonzero(live)
         if cand.size == 0:
             break
         wait = tau[cand] / rate[cand]
         best = wait.min()
-        close = cand[np.abs(wait - best) <= tie_rtol * max(best, 1e-300)]
+        close = cand[np.abs(wait - best) <= tie_tol * best]
         if close.size > 1:
             same = bool(np.all(M[:, close] == M[:, close[:1]]))
             if not (merge_identical and same):
@@ -137,15 +144,13 @@ def algorithm1(y: np.ndarray, M: np.ndarray, s: np.ndarray, c: float = 1.0, eta:
             W[k, Sj] = s[k] * y[Sj] / np.sqrt(nu * g)
             a[k] = s[k] * np.sqrt(nu / g)
         unfitted[Sj] = False
-        sq = sq - y2[Sj] @ M[Sj]
-        cnt = cnt - M[Sj].sum(axis=0)
         fitted[group] = True
         times.append(t); neurons.append(j); sets.append(Sj); taus.append(tau.copy()); members.append(group)
         losses.append(c / (2 * n) * y2[unfitted].sum())
     rates_arr = np.array(rates_hist)
     return LimitProcess(y=y, s=np.asarray(s, float), c=c, eta=eta, times=np.array(times), neurons=np.array(neurons, int),
                         fitted_sets=sets, plateau_losses=np.array(losses), tau=np.array(taus),
-                        rates=rates_arr[: len(taus)], W=W, a=a, uncovered=uncovered_points(M),
+                        rates=rates_arr[: len(taus)], active=np.array(active_hist)[: len(taus)], W=W, a=a, uncovered=uncovered_points(M),
                         tie=tie, directions=dirs, members=members)
 
 

@@ -35,20 +35,35 @@ def interpolation_iff_covered(seed: int, count: int, n: int = 64, m: int = 6, lo
     draws = [draw_instance(draw_seed(seed, q), n, m, "abs_gaussian", "positive") for q in range(count)]
     lps = [algorithm1(y, M, s) for (y, U, s, M) in draws]
     keep = [q for q, lp in enumerate(lps) if lp.tie is None and (lp.K == 0 or lp.times[-1] <= t_limit)]
+    if not keep:
+        return CoverOutcome(kept=0, dropped=count, iff=[], never_ok=[], plateau_rel=[], uncovered=[])
     res = gd_numba(np.array([draws[q][0] for q in keep]), np.array([draws[q][1] for q in keep]),
                    np.array([draws[q][2] for q in keep]), np.full((len(keep), m), -log_inv_lam),
-                   np.full(len(keep), eta), 1.0, np.array([steps_for(lps[q], log_inv_lam, eta, 1.0, n) for q in keep]),
+                   np.full(len(keep), eta), 1.0, np.array([steps_for(lps[q], log_inv_lam, eta, 1.0, n, MARGIN) for q in keep]),
                    rec_every=100, eta_name="sweep_lr")
     iff, plateau_rel, never_ok, uncovered = [], [], [], []
     for r, q in enumerate(keep):
         lp, final = lps[q], res.final_loss[r]
-        iff.append((final <= 1e-10 * lp.plateau_losses[0]) == (lp.uncovered.size == 0))
+        iff.append((final <= interpolation_threshold(lp, n, MARGIN)) == (lp.uncovered.size == 0))
         if lp.uncovered.size:
             plateau_rel.append(abs(final - lp.plateau_losses[-1]) / lp.plateau_losses[-1])
             uncovered.append(lp.uncovered.tolist())
         never_ok.append(np.array_equal(np.flatnonzero(res.point_fit[r] < 0), lp.uncovered))
     return CoverOutcome(kept=len(keep), dropped=count - len(keep), iff=iff, never_ok=never_ok,
                         plateau_rel=plateau_rel, uncovered=uncovered)
+
+
+#: Residual e-foldings of the slowest fitted neuron after the last jump (``training.steps_for``'s margin).
+MARGIN = 20.0
+
+
+def interpolation_threshold(lp: LimitProcess, n: int, margin: float = MARGIN) -> float:
+    """Loss below which a run counts as interpolating, derived from the draw: the geometric middle between
+    the loss left after ``margin`` residual e-foldings, e^{-2 margin} L^(0), and the smallest plateau an
+    uncovered point can leave, c/(2n) min_i y_i^2 (about 1e-11 for the chapter's draws)."""
+    converged = np.exp(-2 * margin) * lp.plateau_losses[0]
+    smallest_plateau = lp.c / (2 * n) * float(np.min(lp.y ** 2))
+    return float(np.sqrt(converged * smallest_plateau))
 
 
 @dataclass

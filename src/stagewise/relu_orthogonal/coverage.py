@@ -40,11 +40,24 @@ def coverage_monte_carlo(m: int, y: np.ndarray, trials: int, rng: np.random.Gene
     if m > 62:
         raise ValueError("coverage_monte_carlo packs a neuron per bit: m <= 62")
     n = len(y)
-    sign_bits = rng.integers(0, 2 ** m, size=trials, dtype=np.int64)          # bit j: s_j = +1
-    act = rng.integers(0, 2 ** m, size=(trials, n), dtype=np.int64)           # bit j: active on x_i
-    full = np.int64(2 ** m - 1)
-    good = np.where(y[None, :] > 0, sign_bits[:, None], full ^ sign_bits[:, None])
-    return float(np.mean(np.all((act & good) != 0, axis=1)))
+    hits = 0
+    for size in _blocks(trials, n):                                           # bounded memory for large trials
+        sign_bits = rng.integers(0, 2 ** m, size=size, dtype=np.int64)        # bit j: s_j = +1
+        act = rng.integers(0, 2 ** m, size=(size, n), dtype=np.int64)         # bit j: active on x_i
+        full = np.int64(2 ** m - 1)
+        good = np.where(y[None, :] > 0, sign_bits[:, None], full ^ sign_bits[:, None])
+        hits += int(np.sum(np.all((act & good) != 0, axis=1)))
+    return hits / trials
+
+
+#: Largest number of array entries a Monte Carlo draws at once (64 MB of float64); the default runs use one block.
+BLOCK_ENTRIES = 2 ** 23
+
+
+def _blocks(trials: int, per_trial: int) -> list[int]:
+    """Block sizes summing to ``trials`` with at most BLOCK_ENTRIES entries each (one block when it fits)."""
+    size = max(1, BLOCK_ENTRIES // max(per_trial, 1))
+    return [min(size, trials - start) for start in range(0, trials, size)]
 
 
 def half_coverage_width(n_pos: int, n_neg: int, m_max: int = 200) -> float:
@@ -112,14 +125,17 @@ def mask_monte_carlo(y: np.ndarray, m: int, trials: int, rng: np.random.Generato
     frequencies of (every row non-zero, Assumption 4(i): rows non-zero, columns non-zero and distinct)."""
     n = len(y)
     Q = np.linalg.qr(rng.standard_normal((n, n)))[0]
-    W = rng.standard_normal((trials, m, n)) @ Q                   # <w_j, x_i> with x_i = Q[:, i]
-    s = rng.choice([-1.0, 1.0], size=(trials, m))
-    M = ((s[:, None, :] * y[None, :, None]) > 0) & (np.transpose(W, (0, 2, 1)) > 0)      # (trials, n, m)
-    rows = M.any(axis=2).all(axis=1)
-    cols = M.any(axis=1).all(axis=1)
-    codes = np.packbits(M, axis=1)                                # one byte string per column
-    distinct = np.array([len({codes[t, :, j].tobytes() for j in range(m)}) == m for t in range(trials)])
-    return float(rows.mean()), float((rows & cols & distinct).mean())
+    n_rows, n_full = 0, 0
+    for size in _blocks(trials, m * n):                           # bounded memory for large trials
+        W = rng.standard_normal((size, m, n)) @ Q                 # <w_j, x_i> with x_i = Q[:, i]
+        s = rng.choice([-1.0, 1.0], size=(size, m))
+        M = ((s[:, None, :] * y[None, :, None]) > 0) & (np.transpose(W, (0, 2, 1)) > 0)      # (trials, n, m)
+        rows = M.any(axis=2).all(axis=1)
+        cols = M.any(axis=1).all(axis=1)
+        codes = np.packbits(M, axis=1)                            # one byte string per column
+        distinct = np.array([len({codes[t, :, j].tobytes() for j in range(m)}) == m for t in range(size)])
+        n_rows += int(rows.sum()); n_full += int((rows & cols & distinct).sum())
+    return n_rows / trials, n_full / trials
 
 
 @dataclass

@@ -76,7 +76,7 @@ def plateau_error_scale(lp: LimitProcess, log_inv_lam: float) -> np.ndarray:
     out = []
     for k, tm in enumerate(plateau_midpoints(lp)):
         tau = lp.exponents(np.array([tm]))[0]
-        live = lp.rates[k] > 0
+        live = lp.active[k]
         e_next = np.exp(-2 * log_inv_lam * tau[live].min()) if live.any() else 0.0
         e_fit = np.exp(-2 * lp.rates[k - 1, lp.neurons[k - 1]] * (tm - t[k]) * log_inv_lam) if k else 0.0
         out.append(max(e_next, e_fit))
@@ -93,7 +93,8 @@ def norm_error_scale(lp: LimitProcess, log_inv_lam: float) -> float:
     worst = 0.0
     for k in range(lp.K):
         tau = lp.tau[k + 1]
-        live = (lp.rates[k] > 0) & (tau > 0)
+        live = lp.active[k].copy()
+        live[lp.members[k]] = False                           # the group that jumps at t_k (tau = 0)
         if live.any():
             worst = max(worst, float(np.exp(-log_inv_lam * tau[live].min())))
     return worst

@@ -5,12 +5,28 @@ from math import log
 
 import numpy as np
 
+from stagewise.numerics.roundoff import roundoff
 from stagewise.relu_orthogonal.algorithm import LimitProcess
 
 
 def min_norm_sq(y: np.ndarray) -> float:
     """Squared norm of a minimal-norm interpolator: 2(||y_+|| + ||y_-||) (eq. 15) [2.8]."""
     return float(2 * (np.linalg.norm(y[y > 0]) + np.linalg.norm(y[y < 0])))
+
+
+def norm_lower_bound(y: np.ndarray, loss: float, c: float) -> float:
+    """Smallest squared norm of any network (X = I_n) whose loss L_c is ``loss``: min_norm_sq(y) - 4 ||y - h||
+    with ||y - h|| = sqrt(2 n loss / c) [derived]. AM-GM gives ||theta||^2 >= 2 sum_j |a_j| ||w_j|| >=
+    2(||h_+|| + ||h_-||), and the positive part is 1-Lipschitz, so ||h_+|| >= ||y_+|| - ||y - h||. A rounding
+    allowance of the norm's size is subtracted, so that the bound is a strict consequence of AM-GM."""
+    y = np.asarray(y, float)
+    return norm_lower_bound_from_min(min_norm_sq(y), len(y), loss, c)
+
+
+def norm_lower_bound_from_min(opt: float, n: int, loss: float, c: float) -> float:
+    """:func:`norm_lower_bound` from the minimal squared norm ``opt`` of the labels and their number ``n``."""
+    n = int(n)
+    return float(opt) - 4 * float(np.sqrt(2 * n * max(float(loss), 0.0) / c)) - roundoff(opt, n)
 
 
 def sandwich(lp: LimitProcess) -> tuple[float, float]:

@@ -17,7 +17,8 @@ from stagewise.relu_orthogonal.algorithm import (LimitProcess, algorithm1, find_
 from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
                                                    norm_error_scale, plateau_error_scale, plateau_errors,
                                                    record_at)
-from stagewise.relu_orthogonal.norms import min_norm_sq
+from stagewise.relu_orthogonal.assumption4 import interpolation_threshold
+from stagewise.relu_orthogonal.norms import min_norm_sq, norm_lower_bound
 from stagewise.relu_orthogonal.training import GDResult, balanced_state, gd_numba, steps_for
 
 
@@ -64,16 +65,32 @@ class Figure1Prediction:
                 [[f"$t_{k}$"] + list(row) for k, row in enumerate(self.lp.tau)])
 
 
-def predict_figure1(seed: int, n: int, m: int, c: float, eta: float, log_inv_lam: float) -> Figure1Prediction:
-    """The first draw of stream ``seed`` satisfying Assumption 4 with jumps >= 0.3 apart and a last jump
-    before t = 24 (c = 1 units); if none (width too small to cover the data), the first draw with
-    separated jumps and no tie. Then Algorithm 1 (alg-relu-orthogonal-alg1) in both forms."""
-    picked = find_instances(seed, 1, n, m, "abs_gaussian", "positive", gap=0.3, t_max=24.0)
+def figure1_horizon(n: int) -> float:
+    """Accelerated time (c = 1) before which the Figure 1 draw must finish jumping: 3 sqrt(n) (24 at the paper's
+    n = 64, about the paper's 1.3 million steps). A first jump comes near n / ||y_{A_j}|| ~ sqrt(2n) for |N(0,1)|
+    labels (|A_j| ~ n/2), so the horizon is about twice that, at every n."""
+    return 3.0 * float(np.sqrt(n))
+
+
+def predict_figure1(seed: int, n: int, m: int, c: float, eta: float, log_inv_lam: float,
+                    tries: int = 20000) -> Figure1Prediction:
+    """The first draw of stream ``seed`` satisfying Assumption 4 with jumps >= 0.3 apart, a last jump before
+    ``figure1_horizon(n)`` (c = 1 units) and consecutive jumps that log(1/lambda) resolves (Theorem 2's offsets,
+    ``sweep.ambiguous_order``); if none (width too small to cover the data), the first such draw with uncovered
+    points. Then Algorithm 1 (alg-relu-orthogonal-alg1) in both forms."""
+    from stagewise.relu_orthogonal.sweep import ambiguous_order, offset_tolerance
+    tol = offset_tolerance(n)
+    resolved = lambda lp, inst: not ambiguous_order(algorithm1(inst[0], inst[3], inst[2], eta=eta * c), log_inv_lam, tol)
+    horizon = figure1_horizon(n)
+    picked = find_instances(seed, 1, n, m, "abs_gaussian", "positive", gap=0.3, t_max=horizon, accept=resolved,
+                            tries=tries)
     if not picked:   # width too small to cover the data: allowed, and the uncovered points are reported
-        picked = find_instances(seed, 1, n, m, "abs_gaussian", "positive", gap=0.3, t_max=np.inf, cover=False)
+        picked = find_instances(seed, 1, n, m, "abs_gaussian", "positive", gap=0.3, t_max=horizon, cover=False,
+                                accept=resolved, tries=tries)
     if not picked:
-        raise ParameterError("parameter fig1_m: no draw among 2000 has separated jumps without ties; "
-                             "allowed: a width with 2 <= fig1_m, e.g. 6 for fig1_n 64")
+        raise ParameterError(f"parameter fig1_log_inv_lambda: no draw among {tries} (n {n}, m {m}) has jumps "
+                             f"separated by more than Theorem 2's O(1/log(1/lambda)) offsets at {log_inv_lam:g} "
+                             "and a last jump before 3 sqrt(n); allowed: a larger value, e.g. 1000")
     (draw, (y, U, s, M)), = picked
     return Figure1Prediction(draw=draw, y=y, U=U, s=s, M=M, c=c, eta=eta, log_inv_lam=log_inv_lam,
                              lp=algorithm1(y, M, s, c=c, eta=eta, directions=True), lp_gf=algorithm1(y, M, s, c=c),
@@ -107,7 +124,7 @@ class Figure1Run:
         lp, res = self.pred.lp, self.res
         stage = lp.stage(self.snaps * self.pred.eta / self.pred.log_inv_lam)[-1]
         cos = [float(res.snaps_dir[0, -1, j] @ lp.directions[stage][j]) for j in range(self.pred.m)
-               if j not in lp.neurons[:stage] and lp.directions[stage][j].any()]
+               if lp.active[stage][j]]
         return min(cos) if cos else float("nan")
 
     def jump_table(self) -> tuple[list[str], list[tuple]]:
@@ -150,6 +167,7 @@ class Figure1Errors:
     norm_err: float           # |final ||theta||^2 / Eq. (15) - 1|
     norm_tol: float           # lam^{min tau} (floor 1e-10)
     final_loss_err: float     # |final loss - L^(K)| / L^(0)
+    final_loss_tol: float     # assumption4.interpolation_threshold / L^(0): between the converged and an uncovered loss
     norm_lower_ok: bool       # final ||theta||^2 >= minimal norm (or some point uncovered)
     frozen_ok: bool           # control: order and sets = algorithm.frozen_prediction (neurons never lose points)
     min_norm_err: float       # control: |minimal norm / Eq. (15) - 1| (GD would find the minimal interpolator)
@@ -173,7 +191,8 @@ def measure_figure1(run: Figure1Run, lp: LimitProcess | None = None) -> Figure1E
         jump_err_L=float(np.max(np.abs(run.that - lp.times)) * L) if order_ok else float("inf"),
         norm_err=abs(norm / lp.norm_sq() - 1), norm_tol=max(norm_error_scale(lp, L), 1e-10),
         final_loss_err=abs(res.final_loss[0] - lp.plateau_losses[-1]) / lp.plateau_losses[0],
-        norm_lower_ok=bool(lp.uncovered.size > 0 or norm >= min_norm_sq(pred.y) * (1 - 1e-6)),
+        final_loss_tol=interpolation_threshold(lp, pred.n) / lp.plateau_losses[0],
+        norm_lower_ok=bool(lp.uncovered.size > 0 or norm >= norm_lower_bound(pred.y, res.final_loss[0], pred.c)),
         frozen_ok=order_and_sets_match(run.order, run.gd_sets, *frozen_prediction(lp, pred.M)),
         min_norm_err=abs(min_norm_sq(pred.y) / lp.norm_sq() - 1),
         half_steps_loss_err=abs(half - lp.plateau_losses[-1]) / lp.plateau_losses[0])

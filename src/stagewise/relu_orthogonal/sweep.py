@@ -34,18 +34,28 @@ class Sweep:
         return d * len(self.Ls) + a
 
 
+#: Draws tried per stream when selecting sweep draws (Algorithm 1 only, about 0.1 ms each).
+SWEEP_TRIES = 20000
+
+
 def sweep_draws(seed: int, count: int, t_max: float, n: int = 32, m: int = 10, resolve_at: float | None = None,
-                eta: float | None = None) -> list:
+                eta: float | None = None, tries: int = SWEEP_TRIES) -> list:
     """The first ``count`` draws of stream ``seed`` with Assumption 4, jumps >= 0.3 apart, last jump before t_max
     and, with ``resolve_at`` = log(1/lambda), jumps far enough apart for Theorem 2's O(1/log(1/lambda)) error
-    not to swap them at that lambda (``ambiguous_order``, Algorithm 1 with step ``eta``)."""
+    not to swap them at that lambda (``ambiguous_order``, Algorithm 1 with step ``eta``). Too few such draws
+    among ``tries`` is a ParameterError naming the parameter that limits them."""
     tol = offset_tolerance(n)
     accept = None if resolve_at is None else (lambda lp, inst: not ambiguous_order(
         algorithm1(inst[0], inst[3], inst[2], eta=eta), resolve_at, tol))
-    draws = find_instances(seed, count, n, m, "gaussian", "random", gap=0.3, t_max=t_max, accept=accept)
+    draws = find_instances(seed, count, n, m, "gaussian", "random", gap=0.3, t_max=t_max, accept=accept, tries=tries)
     if len(draws) < count:
-        raise ParameterError(f"parameter sweep_t_max: only {len(draws)} of 2000 draws finish jumping before "
-                             f"t={t_max:g}; allowed: a larger value, e.g. 40")
+        timely = len(find_instances(seed, count, n, m, "gaussian", "random", gap=0.3, t_max=t_max, tries=tries))
+        if timely < count or resolve_at is None:
+            raise ParameterError(f"parameter sweep_t_max: only {timely} of {tries} draws finish jumping before "
+                                 f"t={t_max:g}, {count} needed (sweep_seeds); allowed: a larger value, e.g. 40")
+        raise ParameterError(f"parameter sweep_log_inv_lambdas: only {len(draws)} of {tries} draws have jumps that "
+                             f"log(1/lambda)={resolve_at:g} resolves, {count} needed (sweep_seeds); allowed: a "
+                             "larger largest value, e.g. 400, or a larger sweep_t_max")
     return draws
 
 
@@ -66,6 +76,10 @@ def run_sweep(draws: list, log_inv_lams, eta: float) -> Sweep:
     return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, lps_half_c=lps_half, res=res)
 
 
+#: Round-off floor of the plateau-loss tolerance (relative to L^(0)), where lambda^(2 tau) underflows.
+PLATEAU_FLOOR = 1e-10
+
+
 @dataclass
 class SweepErrors:
     """Theorem 2's errors over all draws and lambdas."""
@@ -76,15 +90,24 @@ class SweepErrors:
     raw_L: list               # max |log-norm offset| (nats) per (draw, lambda) with the right order
     extra_err: list           # |t0 - t_k| / t_k, t0 extrapolated, Algorithm 1 step-size-corrected
     gf_err: list              # the same against the gradient-flow form
+    extra_allow: list         # per jump: the extrapolation's own error allowance (``extrapolation_allowance``)
+    extra_ratio: list         # |t0 - t_k| / allowance
+    gf_ratio: list            # control: |t0 - t_k(gradient flow)| / allowance
     pl_err: np.ndarray        # rows (L, max plateau error, max plateau error / tolerance)
     tau_err: np.ndarray       # rows (L, max exponent error x L)
     pl_by_L: np.ndarray       # max plateau error per lambda
     tau_by_L: np.ndarray      # max exponent error per lambda
+    pl_pred_by_L: np.ndarray  # max predicted plateau-error scale per lambda (``plateau_error_scale``)
     offsets_by_L: np.ndarray  # max |log-norm offset| (nats) per lambda over runs with the right order (NaN: none)
     mismatched: list          # (draw, log(1/lambda)) pairs whose measured jump order differs from Algorithm 1's
     ambiguous: list           # pairs where two consecutive jumps are closer than twice the offset tolerance
     frozen_ok: list           # control, per draw at the smallest lambda: order and sets = frozen_prediction
     frozen_mismatched: list   # control: pairs whose measured order differs from frozen_prediction's
+
+    def convergence_tolerance(self) -> float:
+        """Tolerance of the plateau error's drop from the largest to the smallest lambda: the geometric middle
+        between no drop (1, what a wrong clock gives) and the drop Algorithm 1 predicts for these lambdas."""
+        return float(np.sqrt(self.pl_pred_by_L[-1] / self.pl_pred_by_L[0]))
 
     def unexplained(self, pairs: list | None = None) -> int:
         """Pairs (default: the mismatched ones) outside the ambiguous set, where Theorem 2 fixes the order."""
@@ -98,13 +121,40 @@ def offset_tolerance(n: int) -> float:
 
 
 def ambiguous_order(lp, log_inv_lam: float, tol_nats: float) -> bool:
-    """Whether the measured order of two consecutive jumps may differ from Algorithm 1's at this lambda: each
-    jump time may be off by tol_nats / (log(1/lambda) r), so a gap below the sum of the two cannot be resolved."""
-    if lp.K < 2:
+    """Whether the measured order of the jumps may differ from Algorithm 1's at this lambda. Each waiting time may be
+    off by tol_nats / (log(1/lambda) r), so two jumps, or a jump and a competitor that would have jumped soon after
+    it had it not lost its points (line 8's runner-up), closer than the sum of their two allowances cannot be
+    resolved at this lambda (a near-tie of Assumption 4(ii): a 0.0005 gap in exponent needs log(1/lambda) >> 5000)."""
+    if lp.K == 0:
         return False
     r = lp.rates[np.arange(lp.K), lp.neurons]
-    slack = tol_nats / log_inv_lam * (1 / r[:-1] + 1 / r[1:])
-    return bool(np.any(np.diff(lp.times) < slack))
+    if lp.K >= 2 and np.any(np.diff(lp.times) < tol_nats / log_inv_lam * (1 / r[:-1] + 1 / r[1:])):
+        return True
+    t_prev = np.concatenate([[0.0], lp.times])
+    for k in range(lp.K):
+        live = lp.active[k].copy()
+        live[lp.members[k]] = False
+        if not live.any():
+            continue
+        rates = lp.rates[k, live]
+        gap = lp.tau[k, live] / rates - (lp.times[k] - t_prev[k])        # runner-up's wait minus the winner's
+        if np.any(gap < tol_nats / log_inv_lam * (1 / r[k] + 1 / rates)):
+            return True
+    return False
+
+
+def extrapolation_allowance(Ls, that, eta: float) -> tuple[float, float]:
+    """The extrapolated jump time t0 (linear fit t = t0 + C/log(1/lambda) through the three smallest lambda) and
+    the error that this extrapolation itself allows, both from the data: twice its distance to the quadratic
+    extrapolation through the same points (the size of the neglected 1/log(1/lambda)^2 term, large for slow
+    neurons and small log(1/lambda)), plus the quantisation of the measured times (one step, eta/log(1/lambda))
+    carried through both fits (the sums of the absolute weights of their intercepts)."""
+    Ls = np.asarray(Ls, float)
+    x = 1.0 / Ls
+    t_lin = inverse_log_fit(Ls, that, 1)[0]
+    t_quad = inverse_log_fit(Ls, that, 2)[0]
+    amp = sum(np.abs(np.linalg.pinv(np.vander(x, p + 1, increasing=True))[0]).sum() for p in (1, 2))
+    return float(t_lin), float(2 * abs(t_lin - t_quad) + amp * eta / Ls.min())
 
 
 def measure_sweep(sw: Sweep, lps: list | None = None) -> SweepErrors:
@@ -115,6 +165,7 @@ def measure_sweep(sw: Sweep, lps: list | None = None) -> SweepErrors:
     tol = offset_tolerance(len(sw.draws[0][1][0]))
     mismatched, ambiguous, frozen_ok, frozen_mis = [], [], [], []
     order_ok, sets_ok, raw_L, extra_err, gf_err, pl_err, tau_err = [], [], [], [], [], [], []
+    extra_allow, extra_ratio, gf_ratio = [], [], []
     offsets = [[] for _ in Ls]
     that = np.full((len(sw.draws), len(Ls), len(sw.draws[0][1][2])), np.nan)
     gd_sets_all = res.fitted_sets(np.array([d[1][0] for d in sw.draws for _ in Ls]))
@@ -139,19 +190,25 @@ def measure_sweep(sw: Sweep, lps: list | None = None) -> SweepErrors:
                 raw_L.append(np.max(np.abs(jump_offsets_nats(lp, tt_, L))))
                 offsets[a].append(raw_L[-1])
             pe = plateau_errors(res, r, lp, eta, L)
-            pl_err.append((L, pe.max(), np.max(pe / np.maximum(10 * plateau_error_scale(lp, L), 1e-10))))
+            pl_err.append((L, pe.max(), np.max(pe / np.maximum(10 * plateau_error_scale(lp, L), PLATEAU_FLOOR))))
             tau_err.append((L, exponent_errors(res, r, lp, eta, L).max() * L))
         top = slice(len(Ls) - 3, len(Ls))
         for k in range(lp.K):
             if np.all(np.isfinite(that[d, top, k])):
-                t0 = inverse_log_fit(Ls[top], that[d, top, k], 1)[0]
+                t0, allow = extrapolation_allowance(Ls[top], that[d, top, k], eta)
                 extra_err.append(abs(t0 - lp.times[k]) / lp.times[k])
                 gf_err.append(abs(t0 - sw.lps_gf[d].times[k]) / sw.lps_gf[d].times[k])
+                extra_allow.append(allow)
+                extra_ratio.append(abs(t0 - lp.times[k]) / allow)
+                gf_ratio.append(abs(t0 - sw.lps_gf[d].times[k]) / allow)
     pl_err, tau_err = np.array(pl_err), np.array(tau_err)
     return SweepErrors(order_ok=order_ok, sets_ok=sets_ok, that=that, raw_L=raw_L, extra_err=extra_err, gf_err=gf_err,
+                       extra_allow=extra_allow, extra_ratio=extra_ratio, gf_ratio=gf_ratio,
                        pl_err=pl_err, tau_err=tau_err,
                        pl_by_L=np.array([pl_err[pl_err[:, 0] == L, 1].max() for L in Ls]),
                        tau_by_L=np.array([tau_err[tau_err[:, 0] == L, 1].max() / L for L in Ls]),
+                       pl_pred_by_L=np.array([max(max(plateau_error_scale(lp, L).max(), PLATEAU_FLOOR / 10)
+                                                  for lp in lps) for L in Ls]),
                        offsets_by_L=np.array([max(o) if o else np.nan for o in offsets]),
                        mismatched=mismatched, ambiguous=ambiguous, frozen_ok=frozen_ok,
                        frozen_mismatched=frozen_mis)

@@ -23,6 +23,7 @@ import torch
 from numba import njit
 
 from stagewise.numerics.flows import assert_finite
+from stagewise.numerics.roundoff import EPS, SAFETY
 from stagewise.relu_orthogonal.algorithm import LimitProcess
 
 
@@ -65,6 +66,11 @@ class GDResult:
         return [[np.flatnonzero(hit[r, j]) for j in range(W.shape[1])] for r in range(W.shape[0])]
 
 
+#: Rounding level of one operation (stagewise.numerics.roundoff) and the smallest normal float (division guard).
+ROUND = SAFETY * EPS
+TINY = float(np.finfo(np.float64).tiny)
+
+
 @njit(cache=True)
 def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, track,
                loss_rec, lognorm_rec, neuron_jump, point_fit, imbalance, imb_max, sign_flips, taken, final_loss,
@@ -74,8 +80,10 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
     res = np.empty(n)
     scale = np.empty(m)
     nsnap = snap_steps.shape[0]
+    last_sign = np.zeros(m, np.int64)
     for r in range(R):
         isnap = 0
+        last_sign[:] = 0
         for step in range(steps[r] + 1):
             for j in range(m):
                 scale[j] = np.exp(2.0 * ell[r, j])
@@ -83,12 +91,12 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
                 h[i] = 0.0
             for j in range(m):
                 sj = scale[j] * b[r, j]
-                if sj == 0.0:
+                if sj == 0.0:      # exact: an underflowed neuron adds exactly 0.0; skipping it is bit-identical
                     continue
                 hit = neuron_jump[r, j] < 0
                 for i in range(n):
                     u = U[r, j, i]
-                    if u > 0.0:
+                    if u > 0.0:    # exact: the ReLU's definition
                         v = sj * u
                         h[i] += v
                         if hit and y[r, i] * v >= 0.5 * y[r, i] * y[r, i]:
@@ -116,7 +124,7 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
                     for i in range(n):
                         nu += U[r, j, i] * U[r, j, i]
                     tot = nu + b[r, j] * b[r, j]
-                    q = abs(b[r, j] * b[r, j] - nu) / tot if tot > 0 else 0.0
+                    q = abs(b[r, j] * b[r, j] - nu) / max(tot, TINY)    # 0/TINY = 0 for an all-zero neuron
                     if q > imb_max[r, j]:
                         imb_max[r, j] = q
             while isnap < nsnap and snap_steps[isnap] == step:
@@ -144,30 +152,39 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
                 g = 0.0
                 for i in range(n):
                     u = U[r, j, i]
-                    if u > 0.0:
+                    if u > 0.0:    # exact: the ReLU's definition
                         g += u * res[i]
                         U[r, j, i] = u + step_u * res[i]
                 nb = bj + eta[r] * g
-                if nb * bj < 0.0:
-                    sign_flips[r] += 1
+                # a sign flip of a_j = e^l b_j, decided beyond rounding: the last sign that |b_j| held beyond the
+                # rounding error of the neuron's scaled norm sqrt(b^2 + ||U||^2) is kept, so that a crossing
+                # through the rounding band counts once and rounding noise around 0 never counts
+                sg = 1 if nb > 0.0 else -1             # exact: provisional, confirmed beyond rounding below
+                if sg != last_sign[j]:                   # rare: only then is the band needed
+                    uu = nb * nb
+                    for i in range(n):
+                        uu += U[r, j, i] * U[r, j, i]
+                    if abs(nb) > ROUND * n * np.sqrt(uu):
+                        if last_sign[j] != 0:
+                            sign_flips[r] += 1
+                        last_sign[j] = sg
                 b[r, j] = nb
             if (step + 1) % renorm == 0:
                 for j in range(m):
                     nu = b[r, j] * b[r, j]
                     for i in range(n):
                         nu += U[r, j, i] * U[r, j, i]
-                    nu = np.sqrt(0.5 * nu)
-                    if nu > 0.0:
-                        ell[r, j] += np.log(nu)
-                        b[r, j] /= nu
-                        for i in range(n):
-                            U[r, j, i] /= nu
+                    nu = max(np.sqrt(0.5 * nu), TINY)   # an all-zero neuron stays zero (0 / TINY = 0)
+                    ell[r, j] += np.log(nu)
+                    b[r, j] /= nu
+                    for i in range(n):
+                        U[r, j, i] /= nu
         for j in range(m):
             nu = 0.0
             for i in range(n):
                 nu += U[r, j, i] * U[r, j, i]
             tot = nu + b[r, j] * b[r, j]
-            imbalance[r, j] = (b[r, j] * b[r, j] - nu) / tot if tot > 0 else 0.0
+            imbalance[r, j] = (b[r, j] * b[r, j] - nu) / max(tot, TINY)
 
 
 def gd_numba(y: np.ndarray, U: np.ndarray, b: np.ndarray, ell: np.ndarray, eta: np.ndarray, c: float,
