@@ -16,9 +16,10 @@ REDUCED = ["-p", "n_gamma", "3", "-p", "n_seeds", "1", "-p", "width", "20", "-p"
 CASES = {
     "riccati-rate": ("stagewise.linear_riccati.whitened_experiments:sigma_beta", "slow_sigma_beta",
                      ["Thm C.12: stable closed form vs DOP853 ODE",
-                      "GD vs closed form, smallest step: max error / (eta (1 + ln 1/gamma))"]),
+                      ("GD vs closed form, smallest step: max error / (eta sigma_max sqrt(sigma_max^2 + gamma^2) "
+                       "(1 + ln+ 1/gamma))")]),
     "corollary-sign": ("stagewise.linear_riccati.sweep:corollary_spectrum", "flipped_sign_corollary",
-                       ["Cor 3.1: max |sigma(W1) - formula| at step eta"]),
+                       ["Cor 3.1: max |sigma(W1) - formula| / (||D||_F / (2 sqrt(2 gamma))) at step eta"]),
 }
 
 

@@ -32,3 +32,27 @@ def test_gamma_must_be_positive(gamma):
     """Definition thm-linear-riccati-init needs gamma > 0 (gamma = 0 is a saddle)."""
     with pytest.raises(ParameterError, match="gamma"):
         initialization.reduced_init([1.0, gamma], 3, 1)
+
+
+def test_whitened_step_limit():
+    """eta_white * 2 sqrt(sigma_max^2 + max(gammas_white)^2) must not exceed 1 (GD on whitened data oscillates)."""
+    parameters.check_parameters({**GOOD, "eta_white": 0.004})
+    with pytest.raises(ParameterError) as err:
+        parameters.check_parameters({**GOOD, "eta_white": 0.1, "sigma_max": 8.0})
+    msg = str(err.value)
+    assert msg.startswith("parameter eta_white:") and "allowed" in msg and "\n" not in msg
+
+
+def test_expected_seconds_cost_model():
+    """About the front matter's expected_seconds at the defaults; grows with every cost-driving parameter."""
+    import re
+    from pathlib import Path
+    front = Path(__file__).parents[2] / "book" / "chapters" / "linear-riccati.md"
+    default = float(re.search(r"expected_seconds: (\d+)", front.read_text()).group(1))
+    base = parameters.expected_seconds({})
+    assert abs(base - default) <= 0.1 * default
+    for change in ({"eta": 0.005}, {"width": 2000}, {"n_gamma": 22}, {"n_seeds": 4}, {"d": 40, "width": 400},
+                   {"eta_white": 0.002}, {"gammas_white": [1.0, 0.1, 0.01, 1e-4, 1e-8, 1e-12]}, {"d_white": 40},
+                   {"noise_steps": 40000}, {"sde_paths": 1000}, {"mc_paths": 40000}, {"relu_seeds": 6},
+                   {"relu_steps": 60000}, {"sigma_min": 0.1}, {"horizon": 500.0}):
+        assert parameters.expected_seconds(change) > base, change

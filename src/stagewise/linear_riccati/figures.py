@@ -94,9 +94,12 @@ def whitened(w: Whitened) -> plt.Figure:
     against eta per gamma, and sigma(W1) for the smallest gamma against Lemma C.10 of the closed form."""
     gw, k = w.gammas, len(w.sigma_star)
     ng = len(gw)
-    fig = plt.figure(figsize=(max(9.0, 2.8 * ng), 6.4))
-    top = [fig.add_subplot(2, ng, j + 1) for j in range(ng)]
-    bottom = [fig.add_subplot(2, 2, 3), fig.add_subplot(2, 2, 4)]
+    # One grid for both rows, laid out by constrained layout: the former tight layout of subplots from two
+    # different grids warned into the notebook (with a path of the machine) that it could not lay them out.
+    fig = plt.figure(figsize=(max(9.0, 2.8 * ng), 6.4), layout="constrained")
+    grid = fig.add_gridspec(2, 2 * ng)
+    top = [fig.add_subplot(grid[0, 2 * j:2 * j + 2]) for j in range(ng)]
+    bottom = [fig.add_subplot(grid[1, :ng]), fig.add_subplot(grid[1, ng:])]
     r = w.runs[0]
     sub = slice(None, None, max(1, len(r.t) // 60))
     for j, ax in enumerate(top):
@@ -116,7 +119,6 @@ def whitened(w: Whitened) -> plt.Figure:
     bottom[1].semilogy(r.t, hidden_singular_values(r.cf[:, jj, :], gw[jj]), "k--", lw=0.8)
     bottom[1].set_xlabel("t"); bottom[1].set_ylabel(r"$\sigma_i(W_1)$")
     bottom[1].set_title(rf"hidden layer, $\gamma={gw[jj]:g}$", fontsize=9)
-    fig.tight_layout()
     return fig
 
 

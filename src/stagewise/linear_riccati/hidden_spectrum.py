@@ -14,6 +14,7 @@ from stagewise.linear_riccati.data import Problem
 from stagewise.linear_riccati.gradient_descent import gd
 from stagewise.linear_riccati.implicit_bias import corollary_spectrum
 from stagewise.linear_riccati.initialization import gaussian_init
+from stagewise.numerics.roundoff import roundoff
 
 
 @dataclass
@@ -44,6 +45,8 @@ class HiddenSpectrum:
     gap_fig4_large: float
     gap_fig4_theory: float
     cor_1a_control: float = float("nan")
+    cor_1a_vs_drift: float = float("nan")
+    cor_1a_vs_drift_control: float = float("nan")
 
 
 def hidden_spectrum(reduced: dict, gammas, gauss: GaussianRuns, sigma_star: np.ndarray) -> HiddenSpectrum:
@@ -55,6 +58,18 @@ def hidden_spectrum(reduced: dict, gammas, gauss: GaussianRuns, sigma_star: np.n
     final = gauss.records["sv_W1"][-1]
     cor_eff = corollary_spectrum(sigma_star, gauss.gamma_eff[3], d)
     control = np.abs(sv - corollary_spectrum(sigma_star, np.array(gammas) / 2, d)).max()
+    # Corollary 3.1 error against what the measured invariant drift D explains, ||D||_F / (2 sqrt(2 gamma)) per
+    # gamma (first order in D; derived in the gamma-sweep section), largest over the gammas; the same for the
+    # corollary at gamma/2 (control)
+    g = np.asarray(gammas, float)
+    drift = torch.linalg.norm(reduced["inv"] - 2 * torch.as_tensor(g, device=reduced["inv"].device)[:, None, None]
+                              * torch.eye(d, dtype=torch.float64, device=reduced["inv"].device),
+                              dim=(-2, -1)).cpu().numpy()
+    steps = max(int(round(float(reduced["t"][-1]) / max(float(reduced["t"][1] - reduced["t"][0]), 1e-300))), 1)
+    drift = np.maximum(drift, [roundoff(2 * gi + float(np.max(sigma_star)), d * steps) for gi in g])
+    scale = drift / (2 * np.sqrt(2 * g))
+    err = np.abs(sv - corollary_spectrum(sigma_star, g, d)).max(-1)
+    err_half = np.abs(sv - corollary_spectrum(sigma_star, g / 2, d)).max(-1)
     return HiddenSpectrum(float(cor_1a), float(final[3, k - 1] / final[3, k:].max()),
                           float(final[2, k - 1] / final[2, k:].max()), float(cor_eff[k - 1] / cor_eff[k]),
-                          float(control))
+                          float(control), float((err / scale).max()), float((err_half / scale).max()))

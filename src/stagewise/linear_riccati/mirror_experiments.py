@@ -17,8 +17,10 @@ from stagewise.linear_riccati.gradient_flow import beta_flow, beta_ode_field, si
 from stagewise.linear_riccati.initialization import reduced_init
 from stagewise.linear_riccati.mirror_flow import dual_flow_k1, rate_bound_k1
 from stagewise.numerics.fits import loglog_slope
+from stagewise.numerics.roundoff import numerical_rank
 
 EPS = np.finfo(float).eps
+SOLVER_RTOL = 1e-11      # relative tolerance of the dual k = 1 flow (DOP853)
 
 
 @dataclass
@@ -30,7 +32,14 @@ class MirrorRun:
     to the beta-ODE with the sign of gamma I on the W2 side flipped (a wrong ODE: GD does not converge to it), and
     ``offdiag``, the largest off-diagonal entry of U_*^T beta V_* along GD at the smallest step (U_*, V_* the
     singular bases of beta_*), in units eps * steps * sigma_max(beta_*): on these non-whitened data the singular
-    vectors move, so this is what Theorem C.11's test would see if the data were not whitened."""
+    vectors move, so this is what Theorem C.11's test would see if the data were not whitened.
+
+    The identities are sampled on the ODE from ``t_start`` = 1 / (8 sigma_1(X^T Y)) (then 2 t_start, 4 t_start and
+    every fifth point of ``times``): there the linearization beta ~ 2 gamma t X^T Y puts sigma_1(beta) near gamma/4
+    (``sigma_start``: sigma_1(beta(t_start)) / gamma, measured). The printed potential misses the identity by
+    exactly gamma^2 / (gamma^2 + sigma_i^2) relative to u_i^T R v_i in mode i, so at t_start its mismatch is at
+    least gamma^2 / (gamma^2 + sigma_1^2); ``paper_floor`` is half that (the floor of the sanity row). With no
+    ``etas`` (GD unstable at the user's step) the GD parts are skipped: ``errs`` empty, slopes NaN."""
     times: np.ndarray
     sv_ode: np.ndarray
     method: str
@@ -43,6 +52,10 @@ class MirrorRun:
     paper_err: float
     ode_slope_control: float
     offdiag: float
+    t_start: float = float("nan")
+    sigma_start: float = float("nan")
+    paper_floor: float = float("nan")
+    rank: int = 0
 
 
 def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, param: str = "eta_white") -> MirrorRun:
@@ -57,19 +70,32 @@ def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, par
     beta_ode = beta_flow(problem.XtX, problem.XtY, gamma, times)
     beta_wrong = beta_flow(problem.XtX, problem.XtY, gamma, times, w2_sign=1.0).cpu().numpy()
     horizon, spacing = float(times[-1]), float(times[1] - times[0])
-    errs, errs_wrong = [], []
+    errs, errs_wrong, res = [], [], None
     for e in etas:
         Z1, Z2 = reduced_init([gamma], d, k, device=problem.X.device)
-        res = gd(problem.XtX, problem.XtY, Z1, Z2, e, int(round(horizon / e)), record_every=int(round(spacing / e)),
-                 param=param)
-        errs.append(float(np.abs(res["beta"][:, 0] - beta_ode.cpu().numpy()).max()))
-        errs_wrong.append(float(np.abs(res["beta"][:, 0] - beta_wrong).max()))
+        res = gd(problem.XtX, problem.XtY, Z1, Z2, e, int(round(horizon / e)),
+                 record_every=max(1, int(round(spacing / e))), param=param)
+        # GD records every round(spacing / eta) steps: compare with the ODEs at those times (they are the times of
+        # ``times`` only when eta divides the spacing)
+        t_rec = np.asarray(res["t"], float)
+        aligned = len(t_rec) == len(times) and np.allclose(t_rec, times, rtol=0, atol=1e-9 * horizon)
+        ref = beta_ode.cpu().numpy() if aligned else beta_flow(problem.XtX, problem.XtY, gamma, t_rec).cpu().numpy()
+        wrong = beta_wrong if aligned else beta_flow(problem.XtX, problem.XtY, gamma, t_rec, w2_sign=1.0).cpu().numpy()
+        errs.append(float(np.abs(res["beta"][:, 0] - ref).max()))
+        errs_wrong.append(float(np.abs(res["beta"][:, 0] - wrong).max()))
     Us, Ss, Vsh = np.linalg.svd(problem.beta_star.cpu().numpy())
-    offdiag = offdiagonal(Us.T @ res["beta"][:, 0] @ Vsh.T, k) / (EPS * int(round(horizon / etas[-1])) * Ss.max())
+    offdiag = (offdiagonal(Us.T @ res["beta"][:, 0] @ Vsh.T, k) / (EPS * int(round(horizon / etas[-1])) * Ss.max())
+               if etas else float("nan"))
+    # Theorem 3.2(a) is about the nonzero singular values: rank(beta) <= rank(beta_*) = min(n, k) along the flow
+    r = numerical_rank(Ss, max(d, k))
+    t_start = 1.0 / (8.0 * float(torch.linalg.svdvals(problem.XtY)[0]))
+    early = beta_flow(problem.XtX, problem.XtY, gamma, t_start * np.array([0.0, 1.0, 2.0, 4.0]))[1:]
+    sigma_start = float(torch.linalg.svdvals(early[0])[0]) / gamma
     field = beta_ode_field(problem.XtX, problem.XtY, gamma)
     mirror_err, paper_err = [], []
-    for b in beta_ode[5::5]:
+    for b in torch.cat([early, beta_ode[5::5]]):
         U, S, Vh = torch.linalg.svd(b, full_matrices=False)
+        U, S, Vh = U[:, :r], S[:r], Vh[:r]
         bdot, R = field(b), problem.XtY - problem.XtX @ b
         sdot = torch.diagonal(U.T @ bdot @ Vh.T).cpu().numpy()
         uRv = torch.diagonal(U.T @ R @ Vh.T).cpu().numpy()
@@ -79,8 +105,11 @@ def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, par
         # d/dt of the paper's printed gradient: lhs minus d/dt [sigma / (2 sqrt(sigma^2 + gamma^2))]
         lhs_paper = lhs - sdot * gamma ** 2 / (2 * (S ** 2 + gamma ** 2) ** 1.5)
         paper_err.append(np.abs(lhs_paper - uRv).max() / np.abs(uRv).max())
-    return MirrorRun(np.asarray(times), sv_ode, method, fallback_msg, list(etas), errs, loglog_slope(etas, errs), res,
-                     float(max(mirror_err)), float(max(paper_err)), loglog_slope(etas, errs_wrong), float(offdiag))
+    nan = float("nan")
+    return MirrorRun(np.asarray(times), sv_ode, method, fallback_msg, list(etas), errs,
+                     loglog_slope(etas, errs) if etas else nan, res, float(max(mirror_err)), float(max(paper_err)),
+                     loglog_slope(etas, errs_wrong) if etas else nan, float(offdiag), t_start, sigma_start,
+                     0.5 / (1.0 + sigma_start ** 2), r)
 
 
 def offdiagonal(M: np.ndarray, k: int) -> float:
@@ -98,7 +127,8 @@ class K1Run:
     largest loss / bound for Lemma C.8's 1/t bound (``bound_1t``) and the exponential bound (``bound_exp``).
     Controls: the eta -> eta/2 ratios of the GD gaps to the flow without its time warp (``ratios_control``), the
     loss over the bound of the largest gamma, as if the rate did not depend on gamma (``bound_1t_control``), and over
-    L(0) exp(-4 lambda_min t) with the factor gamma dropped (``bound_exp_control``)."""
+    L(0) exp(-4 lambda_min t) with the factor gamma dropped (``bound_exp_control``). Every bound is raised by the
+    solver's loss floor ``loss_floor`` (see :func:`k1_mirror_flow`)."""
     errs: list
     ratios: list
     bound_1t: list
@@ -106,6 +136,7 @@ class K1Run:
     ratios_control: list
     bound_1t_control: list
     bound_exp_control: list
+    loss_floor: float = 0.0
 
 
 def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str = "eta_white") -> K1Run:
@@ -119,21 +150,33 @@ def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str
     bnorm = float(torch.linalg.norm(problem.beta_star))
     horizon, spacing = float(times[-1]), float(times[1] - times[0])
     out = K1Run([], [], [], [], [], [], [])
+    # The integrated loss cannot go below the solver's accuracy: a relative error rtol in beta leaves a residual
+    # of about rtol ||X||_2 ||beta_*||, so the loss has a floor of 1/2 (100 rtol ||X||_2 ||beta_*||)^2 (100: the
+    # global error of the adaptive solver exceeds its local tolerance; we measured up to ~40 rtol on stiff draws).
+    # A bound below that floor (e.g. exp(-4 gamma lambda_min t) ~ 1e-94 at large lambda_min) is compared with the
+    # floor, not with the solver noise of the loss.
+    floor = 0.5 * (100 * SOLVER_RTOL * float(np.linalg.norm(X, 2)) * bnorm) ** 2
+    out.loss_floor = floor
     for g in gammas:
-        b_dual = dual_flow_k1(XtX, Xty, g, times)
-        b_nowarp = dual_flow_k1(XtX, Xty, g, times, warp=False)
+        b_dual = dual_flow_k1(XtX, Xty, g, times, rtol=SOLVER_RTOL)
+        b_nowarp = dual_flow_k1(XtX, Xty, g, times, rtol=SOLVER_RTOL, warp=False)
         loss = 0.5 * ((X @ b_dual.T - Y) ** 2).sum(0)
-        out.bound_1t.append(float((loss[1:] / rate_bound_k1(bnorm, g, times[1:])).max()))
-        out.bound_1t_control.append(float((loss[1:] / rate_bound_k1(bnorm, max(gammas), times[1:])).max()))
-        out.bound_exp.append(float((loss / (loss[0] * np.exp(-4 * g * lam_min * times))).max()))
-        out.bound_exp_control.append(float((loss / (loss[0] * np.exp(-4 * lam_min * times))).max()))
+        out.bound_1t.append(float((loss[1:] / (rate_bound_k1(bnorm, g, times[1:]) + floor)).max()))
+        out.bound_1t_control.append(float((loss[1:] / (rate_bound_k1(bnorm, max(gammas), times[1:]) + floor)).max()))
+        out.bound_exp.append(float((loss / (loss[0] * np.exp(-4 * g * lam_min * times) + floor)).max()))
+        out.bound_exp_control.append(float((loss / (loss[0] * np.exp(-4 * lam_min * times) + floor)).max()))
         gaps, gaps_wrong = [], []
         for e in etas:
             Z1, Z2 = reduced_init([g], d, 1, device=problem.X.device)
             res = gd(problem.XtX, problem.XtY, Z1, Z2, e, int(round(horizon / e)),
-                     record_every=int(round(spacing / e)), param=param)
-            gaps.append(float(np.abs(res["beta"][:, 0, :, 0] - b_dual).max()))
-            gaps_wrong.append(float(np.abs(res["beta"][:, 0, :, 0] - b_nowarp).max()))
-        out.errs.append(gaps[-1]); out.ratios.append(gaps[0] / gaps[-1])
-        out.ratios_control.append(gaps_wrong[0] / gaps_wrong[-1])
+                     record_every=max(1, int(round(spacing / e))), param=param)
+            t_rec = np.asarray(res["t"], float)      # the flows at GD's record times (see mirror_identity)
+            aligned = len(t_rec) == len(times) and np.allclose(t_rec, times, rtol=0, atol=1e-9 * horizon)
+            ref = b_dual if aligned else dual_flow_k1(XtX, Xty, g, t_rec, rtol=SOLVER_RTOL)
+            wrong = b_nowarp if aligned else dual_flow_k1(XtX, Xty, g, t_rec, rtol=SOLVER_RTOL, warp=False)
+            gaps.append(float(np.abs(res["beta"][:, 0, :, 0] - ref).max()))
+            gaps_wrong.append(float(np.abs(res["beta"][:, 0, :, 0] - wrong).max()))
+        if gaps:                             # no etas: GD skipped (unstable at the user's step)
+            out.errs.append(gaps[-1]); out.ratios.append(gaps[0] / gaps[-1])
+            out.ratios_control.append(gaps_wrong[0] / gaps_wrong[-1])
     return out

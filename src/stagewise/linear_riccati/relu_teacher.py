@@ -60,14 +60,16 @@ class TeacherStudentRun:
 
 
 def teacher_student(n: int, d: int, m: int, scales, seed: int, n_seeds: int, eta: float, steps: int,
-                    record_every: int) -> TeacherStudentRun:
+                    record_every: int, progress=None) -> TeacherStudentRun:
     """Figs. 2 and 5 of the paper (no theorem; qualitative), batched over (data set, scale): ``n_seeds`` data sets
     from independent children of ``seed`` (``np.random.SeedSequence(seed).spawn``), each with X ~ N(0, I_d)
     (n samples), teacher directions random unit vectors with output weights (1, 1), student V ~ N(0, scale^2)
-    (m x d), c ~ N(0, scale^2) (m), the same draw scaled for every scale."""
+    (m x d), c ~ N(0, scale^2) (m), the same draw scaled for every scale. ``progress`` (an iterable wrapper, e.g.
+    ``run.progress``) shows the loop over data sets."""
     losses, svs = [], []
     scales_a = np.asarray(scales, float)
-    for child in np.random.SeedSequence(seed).spawn(n_seeds):
+    children = np.random.SeedSequence(seed).spawn(n_seeds)
+    for child in (progress(children) if progress is not None else children):
         rng = np.random.default_rng(child)
         X = rng.standard_normal((n, d))
         T = rng.standard_normal((2, d))

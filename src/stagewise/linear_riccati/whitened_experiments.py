@@ -18,8 +18,10 @@ from stagewise.linear_riccati.mirror_experiments import offdiagonal
 from stagewise.linear_riccati.riccati import half_time, sigma_beta, sigma_beta_ode, sigma_beta_paper
 from stagewise.linear_riccati.whitened_gd import whitened_mode_recursion
 from stagewise.numerics.fits import first_crossing, loglog_slope
+from stagewise.numerics.roundoff import roundoff
 
 EPS = np.finfo(float).eps
+FIT_BIAS = 0.01      # largest change of the local exponent by the O(gamma) term at a power used in the jump fit
 
 
 @dataclass
@@ -47,10 +49,14 @@ class WhitenedRun:
 @dataclass
 class Whitened:
     """Runs at step sizes ``etas`` (largest first), the gap matrix ``err`` (eta, gamma), the error constant
-    err / (eta (1 + ln 1/gamma)) at the smallest step, fitted orders ``slopes`` (one per gamma), exact half-times
-    ``t_exact`` (gamma, k) and Richardson-extrapolated GD half-times ``t_rich``. Control: the same error constant
-    and orders against the closed form at gamma/2 (``err_const_control``, ``slopes_control``: W1(0) of squared
-    norm gamma instead of 2 gamma)."""
+    err / (eta sigma_max sqrt(sigma_max^2 + gamma^2) (1 + ln+ 1/gamma)) at the smallest step (``err_const``, see
+    :func:`error_scale`), fitted orders ``slopes`` (one per gamma), exact half-times ``t_exact`` (gamma, k) and
+    Richardson-extrapolated GD half-times ``t_rich``, with their error over eta^2 lambda_max (1 + ln+ 1/gamma_min)
+    (``rich_const``, eta the largest step). ``sharpness`` = lambda_max = 2 sqrt(sigma_max^2 + gamma_max^2), the
+    largest loss curvature at the limit (GD is in its first-order regime for eta lambda_max small). Control: the
+    same error constant and orders against the closed form at gamma/2 (``err_const_control``, ``slopes_control``:
+    W1(0) of squared norm gamma instead of 2 gamma); the GD half-times at eta/4 without extrapolation, in the
+    units of ``rich_const`` (``rich_const_control``)."""
     sigma_star: np.ndarray
     gammas: np.ndarray
     horizon: float
@@ -62,6 +68,26 @@ class Whitened:
     t_rich: np.ndarray
     err_const_control: np.ndarray = None
     slopes_control: np.ndarray = None
+    sharpness: float = float("nan")
+    rich_const: float = float("nan")
+    rich_const_control: float = float("nan")
+
+
+def sharpness_whitened(sigma_star, gammas) -> float:
+    """Largest eigenvalue of the loss Hessian at the limit on whitened data: mode i ends at a^2 + b^2 =
+    2 sqrt(sigma_i^2 + gamma^2) (Lemma C.10), so lambda_max = 2 sqrt(sigma_max^2 + gamma_max^2)."""
+    return float(2 * np.sqrt(np.max(sigma_star) ** 2 + np.max(gammas) ** 2))
+
+
+def error_scale(sigma_star, gammas, eta: float) -> np.ndarray:
+    """The size of the GD-vs-closed-form error at step eta, per gamma (derived in the chapter):
+    eta sigma_max sqrt(sigma_max^2 + gamma^2) (1 + ln+ 1/gamma). In the early exponential phase GD grows each mode
+    at 2 sigma (1 - eta sigma / 2 + ...), which delays its learning time ln(1/gamma)/(2 sigma) by about
+    eta ln(1/gamma)/4, an error (slope sigma^2/2) of eta sigma^2 ln(1/gamma) / 8; for gamma >~ sigma the flow is
+    linear with rate 2 sqrt(sigma^2 + gamma^2) and Euler's error is at most eta sigma sqrt(sigma^2 + gamma^2)/e."""
+    g = np.asarray(gammas, float)
+    smax = float(np.max(sigma_star))
+    return eta * smax * np.sqrt(smax ** 2 + g ** 2) * (1 + np.log(1 / np.minimum(g, 1.0)))
 
 
 def gd_vs_closed_form(problem: Problem, U: torch.Tensor, V: torch.Tensor, sigma_star, gammas, etas,
@@ -98,13 +124,16 @@ def gd_vs_closed_form(problem: Problem, U: torch.Tensor, V: torch.Tensor, sigma_
         runs[-1].err_half = np.abs(res["modes"] - cf_half).max(axis=(0, 2))
     err = np.array([r.err for r in runs])                                    # (eta, gamma)
     err_half = np.array([r.err_half for r in runs])
-    err_const = err[-1] / (etas[-1] * (1 + np.log(1 / np.minimum(gw, 1.0))))
+    scale = error_scale(sig, gw, etas[-1])
     slopes = np.array([loglog_slope(etas, err[:, j]) for j in range(len(gw))])
     t_exact = half_time(sig[None, :], gw[:, None])
     t_rich = 2 * runs[2].cross - runs[1].cross                                # Richardson extrapolation to eta = 0
-    return Whitened(sig, gw, T, runs, err, err_const, slopes, t_exact, t_rich,
-                    err_half[-1] / (etas[-1] * (1 + np.log(1 / np.minimum(gw, 1.0)))),
-                    np.array([loglog_slope(etas, err_half[:, j]) for j in range(len(gw))]))
+    lam = sharpness_whitened(sig, gw)
+    rich_unit = etas[0] ** 2 * lam * (1 + np.log(1 / min(float(gw.min()), 1.0)))
+    return Whitened(sig, gw, T, runs, err, err[-1] / scale, slopes, t_exact, t_rich, err_half[-1] / scale,
+                    np.array([loglog_slope(etas, err_half[:, j]) for j in range(len(gw))]), lam,
+                    float(np.abs(t_rich - t_exact).max() / rich_unit),
+                    float(np.abs(runs[-1].cross - t_exact).max() / rich_unit))
 
 
 @dataclass
@@ -112,12 +141,15 @@ class ClosedFormAccuracy:
     """Stable closed form vs the scalar ODE and vs the paper's literal (C.33) (gamma >= 1e-4), and exact
     half-times vs root-finding on the ODE solution. Controls: the closed form at half the time (E = exp(-root t),
     ``cf_vs_ode_control``) against the ODE, and the small-gamma approximation ln(2 s/gamma)/(2 s) of the
-    half-time against the ODE crossings (``halftime_approx_err``)."""
+    half-time against the ODE crossings (``halftime_approx_err``). ``cf_vs_paper_units``: the stable-vs-literal gap
+    in units of eps (s^2 / gamma + gamma^2 / s), the cancellation error of the literal form (NaN when no
+    gamma >= 1e-4)."""
     cf_vs_ode: float
     cf_vs_paper: float
     halftime_ode_err: float
     cf_vs_ode_control: float = float("nan")
     halftime_approx_err: float = float("nan")
+    cf_vs_paper_units: float = float("nan")
 
 
 def closed_form_accuracy(sigma_star, gammas, horizon: float) -> ClosedFormAccuracy:
@@ -131,10 +163,16 @@ def closed_form_accuracy(sigma_star, gammas, horizon: float) -> ClosedFormAccura
     cf_vs_ode = max(np.abs(sigma_beta(s, g, tt) - sigma_beta_ode(s, g, tt)).max() for s in sig for g in gw)
     cf_control = max(np.abs(sigma_beta(s, g, tt / 2) - sigma_beta_ode(s, g, tt)).max() for s in sig for g in gw)
     t_approx = np.log(2 * sig[None, :] / gw[:, None]) / (2 * sig[None, :])
-    cf_vs_paper = max(np.abs(sigma_beta(s, g, tt) - sigma_beta_paper(s, g, tt)).max()
-                      for s in sig for g in gw if g >= 1e-4)
-    return ClosedFormAccuracy(float(cf_vs_ode), float(cf_vs_paper), float(np.nanmax(np.abs(t_ode - t_exact))),
-                              float(cf_control), float(np.nanmax(np.abs(t_ode - t_approx))))
+    # the literal form cancels: in 1 - sigma_alpha^2 ~ 2 gamma / s for gamma << s (an error of about eps s^2 /
+    # gamma), and in sqrt(1 + gamma^2/s^2) (...) - gamma/s for gamma >> s (about eps gamma^2 / s)
+    pairs = [(s, g) for s in sig for g in gw if g >= 1e-4]
+    gaps = [np.abs(sigma_beta(s, g, tt) - sigma_beta_paper(s, g, tt)).max() for s, g in pairs]
+    nan = float("nan")
+    return ClosedFormAccuracy(float(cf_vs_ode), float(max(gaps, default=nan)),
+                              float(np.nanmax(np.abs(t_ode - t_exact))), float(cf_control),
+                              float(np.nanmax(np.abs(t_ode - t_approx))),
+                              float(max((e / (EPS * (s * s / g + g * g / s)) for e, (s, g) in zip(gaps, pairs)),
+                                        default=nan)))
 
 
 @dataclass
@@ -142,7 +180,8 @@ class JumpRates:
     """For gamma = 10^-p (p in ``powers``): rescaled half-times t_1/2 / ln(1/gamma) (``rescaled``, (p, k)); fitted
     exponents of their deviation from 1/(2 sigma) in ln(1/gamma) (``rates``); the largest error of ln(1/gamma) x
     deviation against ln(2 sigma)/(2 sigma) beyond the first power (``scaled_err``); and whether every learning
-    order is largest first. Also the half-time remainder t_1/2 - ln(2 sigma/gamma)/(2 sigma) minus its O(gamma) term
+    order is largest first (NaN exponent: a mode without two powers where the O(gamma) term is negligible, see
+    :data:`FIT_BIAS`). Also the half-time remainder t_1/2 - ln(2 sigma/gamma)/(2 sigma) minus its O(gamma) term
     -gamma/(2 sigma^2), over its second-order scale, largest over every power (``remainder_err``). Controls: the
     same remainder without the O(gamma) term (``remainder_control``), the exponents of the unrescaled deviation
     |t_1/2 - 1/(2 sigma)| (``rates_unrescaled``), and the order test on the GD crossings with the modes listed in
@@ -170,16 +209,28 @@ def jump_rates(sigma_star, powers, whitened: Whitened) -> JumpRates:
     resc = t_half / lnj[:, None]
     deviation = resc - jump_time(sig)[None, :]
     target = np.log(2 * sig) / (2 * sig)
-    rates = [loglog_slope(lnj, np.abs(deviation[:, i])) for i in np.flatnonzero(np.abs(target) > 1e-3)]
+    # The exponent -1 belongs to the 1/ln(1/gamma) term A = ln(2 sigma)/(2 sigma); the O(gamma) term B gamma,
+    # B = -1/(2 sigma^2), changes the local exponent by about ln(1/gamma) gamma / (sigma |ln 2 sigma|). Each mode's
+    # fit uses only the powers where that is at most FIT_BIAS; a mode with fewer than two such powers (sigma near
+    # 1/2, where A vanishes) has no exponent (NaN).
+    with np.errstate(divide="ignore"):
+        bias = lnj[:, None] * gj[:, None] / (sig[None, :] * np.abs(np.log(2 * sig))[None, :])
+    # ... and where the deviation itself, about A / ln(1/gamma), is above the rounding of the rescaled time
+    usable = (bias <= FIT_BIAS) & (np.abs(target)[None, :] / lnj[:, None] > np.array([roundoff(t, 8) for t in jump_time(sig)])[None, :])
+
+    def fit(y, i):
+        return loglog_slope(lnj[usable[:, i]], y[usable[:, i]]) if usable[:, i].sum() >= 2 else float("nan")
+    rates = [fit(np.abs(deviation[:, i]), i) for i in range(len(sig))]
     scaled_err = float(np.abs(deviation[1:] * lnj[1:, None] - target).max()) if len(gj) > 1 else 0.0
-    order_ok = bool(np.all(np.diff(t_half, axis=1) > 0)) and all(np.all(np.diff(r.cross, axis=1) > 0)
-                                                                 for r in whitened.runs)
-    order_control = all(np.all(np.diff(r.cross[:, ::-1], axis=1) > 0) for r in whitened.runs)
+    # "strictly later" beyond the rounding of a time of size t_1/2 (a tie is not an order)
+    def increasing(t):
+        return bool(np.all(np.diff(t, axis=1) > roundoff(np.nanmax(np.abs(t)), t.shape[1])))
+    order_ok = increasing(t_half) and all(increasing(r.cross) for r in whitened.runs)
+    order_control = all(increasing(r.cross[:, ::-1]) for r in whitened.runs)
     rem = half_time_remainder(sig[None, :], gj[:, None], t_half)
     scale = remainder_second_order_scale(sig[None, :], gj[:, None], t_half)
     remainder_err = float((np.abs(rem - remainder_first_order(sig[None, :], gj[:, None])) / scale).max())
     remainder_control = float((np.abs(rem) / scale).max())
-    unrescaled = [loglog_slope(lnj, np.abs(t_half[:, i] - jump_time(sig[i])))
-                  for i in np.flatnonzero(np.abs(target) > 1e-3)]
+    unrescaled = [fit(np.abs(t_half[:, i] - jump_time(sig[i])), i) for i in range(len(sig))]
     return JumpRates(np.asarray(powers), gj, lnj, resc, rates, scaled_err, order_ok, remainder_err,
                      remainder_control, unrescaled, bool(order_control))
