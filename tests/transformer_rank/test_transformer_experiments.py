@@ -1,15 +1,10 @@
 """Tests of stagewise.transformer_rank.experiments on a tiny setting (the drivers of the claims of
-Assumption asm-transformer-rank-claims), and of the quarter-of-training helper of claim (b)."""
+Assumption asm-transformer-rank-claims)."""
 import pytest
 import torch
 
-from stagewise.transformer_rank.experiments import quarter_index, run_vit
+from stagewise.transformer_rank.experiments import run_vit
 from transformer_problem import TINY_VIT, tiny_runs as _tiny_runs
-
-
-def test_quarter_index():
-    """Claim (b) compares the end with the checkpoint nearest a quarter of training."""
-    assert quarter_index([0, 1, 5, 24, 50, 100]) == 3
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ def test_figures_draw():
     vs = summarize_vit(vit)
     steps = vit.result.steps
     for fig in (figures.fig_spectra(vit, vs.adam), figures.fig_scale_svals(vit, layer=0),
-                figures.fig_srank([("Adam", steps, vs.sr_kq[:, vs.adam], vs.sr_vo[:, vs.adam])], vit.cfg.depth),
-                figures.fig_scale_srank(vit), figures.fig_gpt(gpt)):
+                figures.fig_srank([("Adam", steps, vs.sr_kq[:, vs.adam], vs.sr_vo[:, vs.adam])], vit.cfg.depth,
+                                  [[steps[1], steps[2]]]),
+                figures.fig_scale_srank(vit), figures.fig_gpt(gpt, [steps[1], steps[2]])):
         assert fig.axes
         plt.close(fig)

@@ -18,9 +18,11 @@ Statements of the chapter and the code that implements them:
   simulated in this chapter (see the diagonal-incremental chapter).
 * ``asm-transformer-rank-claims`` (the empirical claims (a)-(c) of Section 5 / Appendix B):
   ``experiments.run_vit`` (claims (a)-(c)), ``experiments.run_gpt`` (claim (b), GPT-2),
-  ``summaries.summarize_vit`` / ``summarize_gpt`` / ``growth_stats`` / ``verdicts`` (the observables and
-  verdicts; a growth counts beyond two standard errors over heads), ``summaries.random_change_ratio`` (the
-  control of the low-rank check),
+  ``summaries.summarize_vit`` / ``summarize_gpt`` / ``growth_stats`` / ``transient_end`` / ``scale_gap``
+  (the observables; the growth is measured from the end of the early transient, found by a stated rule, and
+  counts beyond two standard errors over heads), ``summaries.claim_rows`` / ``claim_verdict`` (one empirical
+  row per claim, and the claims table's verdict read from it), ``summaries.random_change_ratio`` (the
+  control of the low-rank row), ``summaries.scale_consistency`` (sanity row of the scaled replicas),
   ``figures.fig_spectra`` / ``fig_srank`` / ``fig_scale_svals`` / ``fig_scale_srank`` / ``fig_gpt``.
 
 Modules:
@@ -33,8 +35,8 @@ Modules:
 * ``training`` -- the batched training loop that checkpoints the attention weights.
 * ``settings`` -- the two experiments' settings (dataclasses) and the ``tiny`` / ``paper`` presets.
 * ``experiments`` -- the ViT and char-GPT experiments of the chapter (data, replicas, spectra).
-* ``summaries`` -- the scalar observables of the claims, the extraction check and the verdicts.
+* ``summaries`` -- the scalar observables of the claims, their empirical rows and verdicts, the sanity rows.
 * ``figures`` -- the chapter's figures.
-* ``parameters`` -- the chapter's cross-parameter validator ``check_parameters``.
+* ``parameters`` -- the chapter's cross-parameter validator ``check_parameters`` and cost model ``expected_seconds``.
 * ``reference`` -- plain one-model-at-a-time ``torch.optim`` loop the benchmark compares against.
 """

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-import numpy as np
 import torch
 
 from stagewise.numerics import datasets as data
@@ -21,12 +20,6 @@ from stagewise.transformer_rank.optimizer import ReplicaOptimizer
 from stagewise.transformer_rank.settings import GptSettings, VitSettings
 from stagewise.transformer_rank.spectra import Spectra, checkpoint_spectra
 from stagewise.transformer_rank.training import TrainResult, checkpoint_steps, train
-
-
-def quarter_index(steps: list[int]) -> int:
-    """Index of the checkpoint closest to a quarter of training (the "gradual increase" claim (b))."""
-    target = steps[-1] / 4
-    return int(np.argmin([abs(s - target) for s in steps]))
 
 
 @dataclass
@@ -86,7 +79,7 @@ def run_vit(settings: VitSettings, images_seed: int, generator: torch.Generator,
 
 
 @torch.no_grad()
-def vit_accuracy(params, cfg: Config, x: torch.Tensor, y: torch.Tensor, chunk: int = 1024) -> list[float]:
+def vit_accuracy(params, cfg: Config, x: torch.Tensor, y: torch.Tensor, chunk: int = 256) -> list[float]:
     """Test accuracy of every replica (a list of R floats)."""
     hits = sum((vit_logits(params, cfg, x[i:i + chunk]).argmax(-1) == y[i:i + chunk]).float().sum(1)
                for i in range(0, len(x), chunk))

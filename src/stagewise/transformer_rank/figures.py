@@ -61,12 +61,17 @@ def _srank_panels(axes, label: str, steps, kq: torch.Tensor, vo: torch.Tensor, k
         ax.set_xlabel("step")
 
 
-def fig_srank(runs: list[tuple[str, list[int], torch.Tensor, torch.Tensor]], depth: int) -> plt.Figure:
+def fig_srank(runs: list[tuple[str, list[int], torch.Tensor, torch.Tensor]], depth: int,
+              references: list[list[int]] | None = None) -> plt.Figure:
     """Rows: runs (label, steps, srank KQ (C, L, H), srank VO); columns: layers. Mean +- std over heads
-    of the stable rank during training (paper Figs 4, 12, 15; claim (b))."""
+    of the stable rank during training (paper Figs 4, 12, 15; claim (b)). ``references[row]`` holds the
+    steps where the transients of the KQ and VO curves end, drawn as dotted lines in their colours."""
     fig, axes = plt.subplots(len(runs), depth, figsize=(3.2 * depth, 2.6 * len(runs)), squeeze=False)
     for row, (label, steps, kq, vo) in enumerate(runs):
         _srank_panels(axes[row], label, steps, kq, vo)
+        for step, colour in zip(references[row] if references else [], (KQ_COLOUR, VO_COLOUR)):
+            for ax in axes[row]:
+                ax.axvline(step, color=colour, ls=":", lw=1)
         axes[row, 0].set_ylabel("stable rank")
     axes[0, 0].legend(fontsize=7)
     fig.tight_layout()
@@ -120,14 +125,18 @@ def fig_scale_srank(vit: VitRun) -> plt.Figure:
     return fig
 
 
-def fig_gpt(gpt: GptRun) -> plt.Figure:
+def fig_gpt(gpt: GptRun, references: list[int] | None = None) -> plt.Figure:
     """Stable rank of Delta W_V W_O^T and Delta W_Q W_K^T per layer, and the running mean of the
-    training loss (paper Fig 20; claim (b))."""
+    training loss (paper Fig 20; claim (b)). ``references``: the steps where the transients of the
+    QK and VO curves end (dotted lines)."""
     steps = gpt.result.steps
     L = gpt.cfg.depth
     fig, axes = plt.subplots(1, L + 1, figsize=(3.2 * (L + 1), 2.8), squeeze=False)
     kq, vo = gpt.spectra.srank("delta_kq")[:, 0], gpt.spectra.srank("delta_vo")[:, 0]
     _srank_panels(axes[0, :L], "char-GPT", steps, kq, vo, kq_name=r"W_QW_K^\top", vo_first=True)
+    for step, colour in zip(references or [], (KQ_COLOUR, VO_COLOUR)):
+        for ax in axes[0, :L]:
+            ax.axvline(step, color=colour, ls=":", lw=1)
     axes[0, 0].set_ylabel("stable rank")
     axes[0, 0].legend(fontsize=7)
     loss = gpt.result.losses[:, 0].cpu().numpy()

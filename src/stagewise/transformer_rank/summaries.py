@@ -1,45 +1,146 @@
 """The scalar observables of the chapter's claims (Assumption asm-transformer-rank-claims):
-head- and layer-averaged stable ranks at a quarter of training and at the end, per optimizer
-and initialization scale, the extraction check, and the verdicts of the claims table."""
+head- and layer-averaged stable ranks at the end of the early transient and at the end of training,
+per optimizer and initialization scale, their noise over heads, the extraction and initialization
+consistency rows, and the verdict words of the claims table (taken from the checks-table rows)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 
+from stagewise.core.checks import Check, fmt
 from stagewise.numerics.datasets import patchify
+from stagewise.numerics.roundoff import roundoff
 from stagewise.numerics.spectra import stable_rank_from_svals
 from stagewise.transformer_rank.attention_heads import attention_output_error, extraction_error, head_matrices, rank_tail
-from stagewise.transformer_rank.experiments import GptRun, VitRun, quarter_index
+from stagewise.transformer_rank.experiments import GptRun, VitRun
 
 #: The growth of the stable rank counts as an increase when it exceeds this many standard errors
 #: of the per-head growth (the head-to-head spread is the noise of the head-averaged growth).
 GROWTH_SE = 2.0
 #: The learned change is "low rank" when its stable rank is below this fraction of the initial one.
 LOW_RANK_FRACTION = 0.5
+#: The early transient must end by this fraction of training, leaving the rest as the late phase.
+TRANSIENT_WINDOW = 0.5
+#: Machine epsilon of the float32 weights that the stable ranks are computed from.
+EPS32 = float(torch.finfo(torch.float32).eps)
+
+
+@dataclass
+class Reference:
+    """End of the early transient of a head-averaged stable-rank curve (the reference of claim (b)).
+
+    Rule: within the first ``TRANSIENT_WINDOW`` of training, the curve's highest checkpoint is the top of
+    the early jump (``peak``); the transient ends at the lowest checkpoint from the peak to the end of
+    the window (the trough, where the fall stops), which is the reference. Values within rounding of each
+    other count as equal and the earliest checkpoint is taken, so a perturbation at rounding level never
+    moves the reference. When the curve climbs above its early jump within the window, the peak and the
+    reference move to the window's end: the rule may then miss a rise, but never counts the fall of the
+    transient as part of one.
+    """
+    index: int                   # checkpoint index of the trough
+    step: int                    # its training step
+    peak_step: int               # step of the highest checkpoint of the window
+    window_step: int             # last checkpoint step of the window (the trough cannot lie later)
+    fall: float                  # depth of the fall from the peak to the trough (0: no fall)
+    still_falling: bool          # the trough is the window's last checkpoint after a fall
+
+    def describe(self) -> str:
+        window = f"the first {TRANSIENT_WINDOW:.0%} of training"
+        if math.isnan(self.fall):
+            return f"the weights did not change in {window} (the stable rank of a zero change is undefined)"
+        if self.still_falling:
+            return (f"the stable rank was still falling at step {self.step}, the end of {window}: the early "
+                    f"transient may outlast the window")
+        if self.peak_step == self.window_step:
+            return (f"the stable rank is highest at the end of {window} (step {self.step}), so only the rest of "
+                    f"training is compared")
+        return f"the early transient falls from step {self.peak_step} to step {self.step} (by {self.fall:.3f})"
+
+
+def transient_end(curve: torch.Tensor, steps: list[int], heads: int = 1) -> Reference:
+    """:class:`Reference` of the head-averaged stable-rank curve ``curve`` ``(checkpoint,)`` at ``steps``.
+
+    Step 0 (no change yet: stable rank undefined) and non-finite values are skipped. Ties are decided
+    with :func:`stagewise.numerics.roundoff.roundoff` of the curve's size over ``heads`` summands.
+    """
+    values = [float(v) for v in curve]
+    limit = max(TRANSIENT_WINDOW * steps[-1], 1)
+    window = [i for i, s in enumerate(steps) if 0 < s <= limit and math.isfinite(values[i])]
+    if not window:                  # the weights never changed (in float32): no stable rank, no transient
+        last = len(steps) - 1
+        return Reference(last, int(steps[last]), int(steps[last]), int(steps[last]), math.nan, False)
+    tol = roundoff(max(abs(values[i]) for i in window), heads)
+    top = max(values[i] for i in window)
+    peak = next(i for i in window if values[i] >= top - tol)
+    after = [i for i in window if i >= peak]
+    low = min(values[i] for i in after)
+    trough = next(i for i in after if values[i] <= low + tol)
+    return Reference(trough, int(steps[trough]), int(steps[peak]), int(steps[window[-1]]),
+                     values[peak] - values[trough], trough == window[-1] and trough != peak)
 
 
 @dataclass
 class Growth:
-    """Head-averaged growth of a stable-rank curve from a quarter of training to the end, and its noise."""
-    growth: float                # mean over heads (and layers) of srank(end) - srank(quarter)
-    spread: float                # GROWTH_SE standard errors of the per-head growth
-    halted: float                # control: the growth if training had stopped at the quarter (flat curve)
+    """Head-averaged growth of a stable-rank curve from the end of the transient to the end, and its noise."""
+    growth: float                # mean over heads (and layers) of srank(end) - srank(reference)
+    spread: float                # GROWTH_SE standard errors of the per-head growth (inf with one head)
+    halted: float                # control: the growth if training had stopped at the reference (flat curve)
+    reference: Reference
+    heads: int                   # number of per-head growths (heads times layers)
 
     @property
     def significant(self) -> bool:
         """An increase beyond the head-to-head spread (the "gradual increase" of claim (b))."""
         return self.growth > self.spread
 
+    def reason(self) -> str:
+        """Why the growth does not count as an increase (the 'not reproduced at this budget' reason)."""
+        if self.heads < 2:
+            noise = "no noise estimate with a single head"
+        else:
+            noise = f"noise {self.spread:.3f} ({GROWTH_SE:g} s.e. over {self.heads} heads)"
+        return (f"growth {self.growth:+.3f} from step {self.reference.step} to the end, {noise}; "
+                f"{self.reference.describe()}")
 
-def growth_stats(sr: torch.Tensor, quarter: int) -> Growth:
-    """:class:`Growth` of stable ranks ``sr`` ``(checkpoint, ...heads)``, all trailing axes being heads."""
-    g = (sr[-1] - sr[quarter]).flatten().double()
+
+def growth_stats(sr: torch.Tensor, steps: list[int]) -> Growth:
+    """:class:`Growth` of stable ranks ``sr`` ``(checkpoint, ...heads)``, all trailing axes being heads,
+    from the end of the early transient (:func:`transient_end` of the head mean) to the last checkpoint."""
+    heads = sr[0].numel()
+    ref = transient_end(sr.flatten(1).double().mean(1), steps, heads)
+    g = (sr[-1] - sr[ref.index]).flatten().double()
     spread = GROWTH_SE * float(g.std() / g.numel() ** 0.5) if g.numel() > 1 else float("inf")
-    # control: training stopped at the quarter, so every later checkpoint repeats the quarter's matrices
+    # control: training stopped at the reference, so every later checkpoint repeats its matrices
     halted = sr.clone()
-    halted[quarter:] = sr[quarter]
-    return Growth(float(g.mean()), spread, float((halted[-1] - halted[quarter]).double().mean()))
+    halted[ref.index:] = sr[ref.index]
+    return Growth(float(g.mean()), spread, float((halted[-1] - halted[ref.index]).double().mean()), ref, heads)
+
+
+@dataclass
+class ScaleGap:
+    """Claim (c): final stable rank at the smallest minus at the largest scale, mean over heads, against
+    its noise: ``GROWTH_SE`` standard errors of the per-head gaps, and at least ``floor``, the rounding
+    level of stable ranks of float32 weights (``64 eps32 srank d_emb``)."""
+    gap: float
+    spread: float
+    floor: float
+
+    @property
+    def threshold(self) -> float:
+        return -max(self.spread, self.floor)
+
+    @property
+    def significant(self) -> bool:
+        return self.gap < self.threshold
+
+
+def scale_gap(small: torch.Tensor, large: torch.Tensor, size: float, width: int) -> ScaleGap:
+    """:class:`ScaleGap` of per-head stable ranks ``small`` and ``large`` (same shape, heads)."""
+    d = (small - large).flatten().double()
+    spread = GROWTH_SE * float(d.std() / d.numel() ** 0.5) if d.numel() > 1 else float("inf")
+    return ScaleGap(float(d.mean()), spread, roundoff(size, width, EPS32))
 
 
 @dataclass
@@ -51,18 +152,16 @@ class VitSummary:
     sgd: int                     # replica: SGD, scale 1
     small: int                   # replica: Adam, smallest scale
     large: int                   # replica: Adam, largest scale
-    quarter: int                 # checkpoint index nearest a quarter of training
-    quarter_step: int
     init_kq: float               # mean srank of W_K W_Q^T at init (Adam, scale 1)
     init_vo: float
     final: dict[str, float]      # "adam_kq", "adam_vo", "sgd_kq", "sgd_vo": mean final srank
-    growth: dict[str, float]     # same keys: mean srank at the end minus at the quarter
+    growth: dict[str, float]     # same keys: mean srank at the end minus at the end of the transient
     growth_stats: dict[str, Growth]  # same keys: growth, its head-to-head spread, halted-training control
     small_final: dict[str, float]   # "kq", "vo": mean final srank at the smallest scale
     large_final: dict[str, float]
     low_rank_ratio: float        # final srank(Delta KQ) / srank(KQ init), Adam (claim (a))
-    scale_gap: dict[str, float]  # "kq", "vo": final srank at smallest minus largest scale (claim (c))
-    init_scale_gap: dict[str, float]  # control of claim (c): the same gap for the untrained matrices at init
+    scale_gap: dict[str, ScaleGap]  # "kq", "vo": final srank at smallest minus largest scale (claim (c))
+    init_scale_gap: dict[str, ScaleGap]  # control of claim (c): the same gap for the untrained matrices
 
 
 def summarize_vit(vit: VitRun) -> VitSummary:
@@ -71,20 +170,20 @@ def summarize_vit(vit: VitRun) -> VitSummary:
     a, s = vit.adam_default, vit.sgd
     init = {"kq": vit.spectra.srank("init_kq"), "vo": vit.spectra.srank("init_vo")}
     init_kq, init_vo = init["kq"][a], init["vo"][a]
-    q = quarter_index(vit.result.steps)
+    steps = vit.result.steps
     replicas = {"adam": a, "sgd": s}
     final = {f"{o}_{m}": float(sr[m][-1, r].mean()) for o, r in replicas.items() for m in sr}
-    growth = {f"{o}_{m}": float(sr[m][-1, r].mean() - sr[m][q, r].mean()) for o, r in replicas.items() for m in sr}
-    stats = {f"{o}_{m}": growth_stats(sr[m][:, r], q) for o, r in replicas.items() for m in sr}
+    stats = {f"{o}_{m}": growth_stats(sr[m][:, r], steps) for o, r in replicas.items() for m in sr}
     adam = [r for r, o in enumerate(vit.optimizers) if o == "adam"]
     small, large = adam[0], adam[-1]
+    size = float(init_kq.mean())
     return VitSummary(
-        sr["kq"], sr["vo"], a, s, small, large, q, int(vit.result.steps[q]),
-        float(init_kq.mean()), float(init_vo.mean()), final, growth, stats,
+        sr["kq"], sr["vo"], a, s, small, large,
+        float(init_kq.mean()), float(init_vo.mean()), final, {k: g.growth for k, g in stats.items()}, stats,
         {m: float(sr[m][-1, small].mean()) for m in sr}, {m: float(sr[m][-1, large].mean()) for m in sr},
         float(sr["kq"][-1, a].mean() / init_kq.mean()),
-        {m: float(sr[m][-1, small].mean() - sr[m][-1, large].mean()) for m in sr},
-        {m: float(init[m][small].mean() - init[m][large].mean()) for m in sr})
+        {m: scale_gap(sr[m][-1, small], sr[m][-1, large], size, vit.cfg.width) for m in sr},
+        {m: scale_gap(init[m][small], init[m][large], size, vit.cfg.width) for m in sr})
 
 
 @dataclass
@@ -92,25 +191,33 @@ class GptSummary:
     """Stable ranks of the char-GPT run (replica 0)."""
     sr_kq: torch.Tensor          # (checkpoint, layer, head)
     sr_vo: torch.Tensor
-    quarter: int
-    quarter_step: int
-    kq_quarter: float
-    kq_final: float
-    vo_quarter: float
-    vo_final: float
     init_kq: float               # mean srank of W_Q W_K^T at init
-    vo_drop: float               # srank(Delta VO) at the quarter minus at the end (claim (b), Fig 20)
-    vo_growth: Growth            # growth of srank(Delta VO), its head-to-head spread and control
+    vo_growth: Growth            # growth of srank(Delta VO) after the transient, its spread and control
     kq_growth: Growth
+
+    @property
+    def vo_reference(self) -> float:
+        return float(self.sr_vo[self.vo_growth.reference.index].mean())
+
+    @property
+    def kq_reference(self) -> float:
+        return float(self.sr_kq[self.kq_growth.reference.index].mean())
+
+    @property
+    def vo_final(self) -> float:
+        return float(self.sr_vo[-1].mean())
+
+    @property
+    def kq_final(self) -> float:
+        return float(self.sr_kq[-1].mean())
 
 
 def summarize_gpt(gpt: GptRun) -> GptSummary:
-    """Head- and layer-averaged stable ranks of the char-GPT at a quarter of training and at the end."""
+    """Head- and layer-averaged stable ranks of the char-GPT after the early transient and at the end."""
     kq, vo = gpt.spectra.srank("delta_kq")[:, 0], gpt.spectra.srank("delta_vo")[:, 0]
-    q = quarter_index(gpt.result.steps)
-    return GptSummary(kq, vo, q, int(gpt.result.steps[q]), float(kq[q].mean()), float(kq[-1].mean()),
-                      float(vo[q].mean()), float(vo[-1].mean()), float(gpt.spectra.srank("init_kq").mean()),
-                      float(vo[q].mean() - vo[-1].mean()), growth_stats(vo, q), growth_stats(kq, q))
+    steps = gpt.result.steps
+    return GptSummary(kq, vo, float(gpt.spectra.srank("init_kq").mean()), growth_stats(vo, steps),
+                      growth_stats(kq, steps))
 
 
 def random_change_ratio(vit: VitRun, generator: torch.Generator) -> float:
@@ -154,23 +261,87 @@ def extraction_checks(vit: VitRun, device: torch.device | str = "cpu", count: in
                       errors[1], errors[2], errors[3])
 
 
-def verdicts(vit: VitSummary, gpt: GptSummary) -> dict[str, str]:
-    """The verdict column of the claims table: ``v_low``, ``v_grow``, ``v_grow_vo``, ``v_sgd``,
-    ``v_sgd_vo``, ``v_scale``, ``v_gpt``. A growth is "reproduced" only beyond the head-to-head
-    spread (:attr:`Growth.significant`); otherwise the table says it was not reproduced here."""
-    word = lambda ok: "reproduced" if ok else "not reproduced"
+def claim_verdict(row: Check) -> str:
+    """The verdict of the claims table, read from the claim's row of the checks table (one verdict per
+    claim): ``reproduced`` or ``not reproduced at this budget``, with the measured value and threshold."""
+    word = "reproduced" if row.passed else "not reproduced at this budget"
+    return f"{word} ({fmt(row.value)} against {fmt(row.tolerance)})"
 
-    def grow(g: Growth) -> str:
-        verdict = "reproduced" if g.significant else "not reproduced at this budget"
-        return f"{verdict} ({g.growth:+.2f}, spread {g.spread:.2f})"
 
-    st = vit.growth_stats
-    return {
-        "v_low": word(vit.final["adam_kq"] < LOW_RANK_FRACTION * vit.init_kq),
-        "v_grow": grow(st["adam_kq"]),
-        "v_grow_vo": grow(st["adam_vo"]),
-        "v_sgd": grow(st["sgd_kq"]),
-        "v_sgd_vo": grow(st["sgd_vo"]),
-        "v_scale": word(vit.small_final["kq"] < vit.large_final["kq"] and vit.small_final["vo"] < vit.large_final["vo"]),
-        "v_gpt": grow(gpt.vo_growth),
-    }
+@dataclass
+class ScaleConsistency:
+    """Sanity row of the experiment's set-up (Section 5): at initialization the attention weights of the
+    Adam replica with the scale farthest from 1 are the default replica's times that scale (one
+    direction, scaled per replica)."""
+    error: float                 # max |W(alpha) - alpha W(1)| / (alpha max |W(1)|) over to_qkv and to_out
+    tolerance: float             # two float32 roundings: 64 eps32
+    ignored: float               # control: the same error if the scale were ignored (W(alpha) = W(1))
+
+
+def scale_consistency(vit: VitRun) -> ScaleConsistency:
+    """:class:`ScaleConsistency` of the initial weights of the ViT run."""
+    res, a = vit.result, vit.adam_default
+    adam = [r for r, o in enumerate(vit.optimizers) if o == "adam"]
+    small = max(adam, key=lambda r: abs(math.log(vit.scales[r])))
+    alpha = vit.scales[small]
+
+    def err(w_small: torch.Tensor, w_default: torch.Tensor) -> float:
+        w1 = w_default.double()
+        return float((w_small.double() - alpha * w1).abs().max() / (abs(alpha) * w1.abs().max()))
+
+    error = max(err(res.qkv[0, small], res.qkv[0, a]), err(res.out[0, small], res.out[0, a]))
+    ignored = max(err(res.qkv[0, a], res.qkv[0, a]), err(res.out[0, a], res.out[0, a]))
+    return ScaleConsistency(error, roundoff(1.0, 1, EPS32), ignored)
+
+
+@dataclass
+class ClaimRow:
+    """One empirical claim of Assumption asm-transformer-rank-claims as a row of the checks table
+    (``run.empirical``); ``key`` names the verdict glued into the claims table."""
+    key: str
+    name: str
+    value: float
+    tolerance: float
+    reproduced: bool
+    detail: str
+    control: tuple[str, float, bool]
+    reason: str
+
+
+def _growth_row(key: str, name: str, g: Growth, detail: str) -> ClaimRow:
+    return ClaimRow(key, name, g.growth, g.spread, g.significant, detail,
+                    ("training stopped at the end of the transient (flat curve)", g.halted, g.halted > g.spread),
+                    g.reason())
+
+
+def claim_rows(vit: VitSummary, gpt: GptSummary, random_ratio: float) -> list[ClaimRow]:
+    """The empirical rows of the chapter, one per line of the claims table: (a) low rank of the learned
+    change (control: a change of the same size in a random direction, ``random_ratio``), (c) smaller
+    initialization gives lower stable rank, both matrices (control: the untrained network), and (b) the
+    gradual increase after the early transient, ViT with Adam and SGD and the char-GPT (control:
+    training stopped at the end of the transient)."""
+    low = LOW_RANK_FRACTION
+    rows = [ClaimRow("v_low", "srank(Delta KQ) final / srank(KQ init), Adam", vit.low_rank_ratio, low,
+                     vit.low_rank_ratio < low, "learned change of W_K W_Q^T is low-rank relative to init (Figs 1, 5)",
+                     ("change of the learned size in a random direction", random_ratio, random_ratio < low),
+                     f"ratio {vit.low_rank_ratio:.3f} is not below {low:g}")]
+    for m in ("kq", "vo"):
+        gap, control = vit.scale_gap[m], vit.init_scale_gap[m]
+        rows.append(ClaimRow(
+            f"v_scale_{m}", f"srank(Delta {m.upper()}): smallest minus largest scale", gap.gap, gap.threshold,
+            gap.significant, "smaller initialization gives lower stable rank (Figs 6, 7)",
+            ("untrained network (matrices at init)", control.gap, control.significant),
+            f"gap {gap.gap:+.4f}, no noise estimate with a single head" if math.isinf(gap.spread) else
+            f"gap {gap.gap:+.4f} is not below {gap.threshold:.4f} ({GROWTH_SE:g} s.e. of the per-head gaps, "
+            f"at least the float32 rounding level {gap.floor:.1e})"))
+    figs = {"adam": "Figs 4, 15", "sgd": "Figs 12, 13"}
+    for o, label in (("adam", "Adam"), ("sgd", "SGD")):
+        for m in ("kq", "vo"):
+            rows.append(_growth_row(f"v_grow_{o}_{m}", f"srank(Delta {m.upper()}) growth after the transient, {label}",
+                                    vit.growth_stats[f"{o}_{m}"],
+                                    f"grows by more than {GROWTH_SE:g} s.e. over heads ({figs[o]})"))
+    rows.append(_growth_row("v_gpt_vo", "char-GPT srank(Delta VO) growth after the transient", gpt.vo_growth,
+                            f"grows by more than {GROWTH_SE:g} s.e. over heads (Fig 20)"))
+    rows.append(_growth_row("v_gpt_kq", "char-GPT srank(Delta QK) growth after the transient", gpt.kq_growth,
+                            f"grows by more than {GROWTH_SE:g} s.e. over heads (Fig 20)"))
+    return rows

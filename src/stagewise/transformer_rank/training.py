@@ -31,10 +31,10 @@ class TrainResult:
 
 def checkpoint_steps(steps: int, count: int) -> list[int]:
     """``count`` checkpoints from 0 to ``steps``, geometrically spaced early, then uniform
-    (plus step 0, a quarter of training and the end)."""
+    (plus step 0, half of training -- the end of the window of the early transient -- and the end)."""
     uniform = torch.linspace(0, steps, count).round().long().tolist()
     early = torch.logspace(0, math.log10(max(2, steps // 8)), 6).round().long().tolist()
-    return sorted(set(uniform) | set(early) | {0, steps // 4, steps})
+    return sorted(set(uniform) | set(early) | {0, steps // 2, steps})
 
 
 def snapshot(params: Params, depth: int) -> tuple[torch.Tensor, torch.Tensor]:
