@@ -15,9 +15,15 @@ def gen(seed=0):
 
 
 def test_linear_steps_grow_with_a_small_gap():
-    assert closed_forms.linear_steps(1000, 0.5) == 1000                # gap 0.5 >= 0.25: unchanged
-    assert closed_forms.linear_steps(1000, 0.9) == 2500                # 0.25 / 0.1
-    assert closed_forms.linear_steps(1000, 1.0) == 8000                # capped at 8 times
+    """The horizon of the deep linear study is derived from the spectral gap g = 1 - sigma_2/sigma_1 and the schedule."""
+    steps = [closed_forms.linear_steps(r, 1e-4, 1e-7) for r in (0.3, 0.6, 0.9, 0.99)]
+    assert steps == sorted(steps) and steps[0] >= 100                   # a smaller gap needs more steps
+    assert closed_forms.linear_steps(0.9, 1e-4, 1e-9) > closed_forms.linear_steps(0.9, 1e-4, 1e-7)   # a finer target too
+    assert closed_forms.linear_steps(1.0, 1e-4, 1e-7) == 100            # no gap: every top direction is as fast
+    g = 0.1                                                             # the model: S = log(0.1 g / target) / (0.5 g)
+    S = math.log(0.1 * g / 1e-7) / (closed_forms.LINEAR_RATE * g)
+    per = (1.0 - 1e-4) / math.log(1.0 / 1e-4)
+    assert closed_forms.linear_steps(0.9, 1e-4, 1e-7) == math.ceil(S / per)
 
 
 def test_wrong_eq6_period_and_rotated_data_are_rejected():

@@ -91,3 +91,23 @@ def test_escape_time_law_and_alignment():
     s = float(network.speed(rho, X, -Y)[0])
     al = gd.alignment(X, Y, rho, s, 3, 4, 4, 0.01, 0.02, gen(18))
     assert al.cosine_median > 0.9 and 0.9 < al.speed_ratio_median <= 1 + 1e-6 and al.prop34_gap <= 1e-9
+
+
+def test_finite_alpha_bias_detects_a_large_initialization():
+    """Proposition 2.2's alpha -> 0 limit: the ODE's slope bias shrinks with alpha and is infinite above the escape
+    scale u1 = (drop |Y|^2 / (2 s))^{1/L}."""
+    from stagewise.escape_speed.gradient_descent import escape_scale, finite_alpha_bias
+    assert abs(escape_scale(0.5, 0.1, 1.0, 3) ** 3 * 0.5 - 0.05) < 1e-15
+    small, large = finite_alpha_bias([0.04, 0.02, 0.01], 3, 0.5), finite_alpha_bias([0.2, 0.1, 0.05], 3, 0.5)
+    assert small < 0.1 < large
+    assert finite_alpha_bias([0.04, 0.02, 0.01], 4, 0.5) < small                  # (alpha / u1)^(L-2) is smaller
+    assert math.isinf(finite_alpha_bias([1.0, 0.5], 3, 0.5))
+
+
+def test_direct_start_counts_growing_neurons():
+    from stagewise.escape_speed.gradient_descent import direct_start
+    X, Y = problems.teacher_data(20, 5, gen(11))
+    W1 = torch.randn(1, 3, 5, generator=gen(12), dtype=torch.float64)
+    grow = (torch.relu(W1[0] @ X) * Y[0]).sum(dim=1)                   # sign of each neuron's speed for a = +1
+    W2 = torch.sign(grow)[None, None]                                  # every neuron grows
+    assert bool(direct_start([W1, W2], X, Y)[0]) and not bool(direct_start([W1, -W2], X, Y)[0])

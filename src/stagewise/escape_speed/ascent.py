@@ -29,7 +29,7 @@ class AscentResult:
 
 
 def projected_ascent(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int, eta: float | torch.Tensor,
-                     eta_final: float, relu: bool = True, normalized: bool = True) -> AscentResult:
+                     eta_final: float, relu: bool = True, normalized: bool = True, progress=None) -> AscentResult:
     """Maximize the speed ``-L0`` on ``|W_l|_F = 1`` for all restarts at once: lower bounds on ``s*(L)`` (Definition 2.1).
 
     The chapter's "How we compute s*" paragraph describes this solver.
@@ -40,14 +40,15 @@ def projected_ascent(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int, 
     ``normalized=False`` uses the raw gradient (the variant that stalls at depth).
     The best iterate of each restart is kept, so the result never decreases. ``eta`` may be a
     tensor ``(R,)`` (one schedule per restart, e.g. small steps for warm starts). NaN or overflow
-    raises the shared :class:`~stagewise.numerics.flows.DivergenceError` naming ``pga_eta``.
+    raises the shared :class:`~stagewise.numerics.flows.DivergenceError` naming ``pga_eta``. ``progress`` (optional,
+    e.g. ``run.progress``) wraps the loop over steps.
     """
     eta0 = torch.as_tensor(eta, dtype=Ws[0].dtype, device=Ws[0].device).expand(Ws[0].shape[0])
     Ws = normalize_layers([W.detach().clone() for W in Ws])
     best_W = [W.clone() for W in Ws]
     best_s = speed(Ws, X, G, relu)
     trace = [best_s.clone()]
-    for t in range(steps):
+    for t in (range(steps) if progress is None else progress(range(steps), desc="projected ascent")):
         eta_t = (eta0 * (eta_final / eta0) ** (t / max(steps - 1, 1)))[:, None, None]
         s, g = speed_and_grad(Ws, X, G, relu)
         if normalized:

@@ -78,12 +78,13 @@ class DigitsRun:
 
 def train_digits(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, sigma0: float, steps: int,
                  rel_step: float, cap: float, record_every: int, generator: torch.Generator,
-                 escape_level: float = 0.9 * math.log(10), k: int = 10) -> DigitsRun:
+                 escape_level: float = 0.9 * math.log(10), k: int = 10, progress=None) -> DigitsRun:
     """Full-batch gradient descent on the mean cross-entropy with :func:`step_size`.
 
     A bias-free ReLU MLP of ``depth`` layers (hidden ``width``), init ``N(0, sigma0^2)``. The
     first escape is the first iteration with loss below ``escape_level``. Returns a :class:`DigitsRun`
-    whose spectra show the low-rank deep layers of Theorem 3.1 (paper Figs 1, 3, 4).
+    whose spectra show the low-rank deep layers of Theorem 3.1 (paper Figs 1, 3, 4). ``progress`` (optional, e.g.
+    ``run.progress``) wraps the loop over iterations.
     """
     dims = [X.shape[0]] + [width] * (depth - 1) + [Y.shape[0]]
     Ws = [(sigma0 * torch.randn(1, dims[i + 1], dims[i], generator=generator, dtype=torch.float64)).to(X.device)
@@ -91,7 +92,7 @@ def train_digits(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, sigma
     labels = Y.argmax(dim=0)
     losses, times, rec_steps, accs, spectra = [], [], [], [], []
     t, escaped, rises, after = 0.0, False, 0, 0
-    for it in range(steps + 1):
+    for it in (range(steps + 1) if progress is None else progress(range(steps + 1), desc=f"digits, depth {depth}")):
         leaves = [W.detach().requires_grad_(True) for W in Ws]
         with torch.enable_grad():
             out = forward(leaves, X)[0][-1][0]                           # (10, N)

@@ -17,6 +17,7 @@ from stagewise.escape_speed.ascent import AscentResult, power_iteration, project
 from stagewise.escape_speed.closed_forms import neuron_speed, rank_one_speed_eq6, rank_two_construction, shallow_speed
 from stagewise.escape_speed.gradient_descent import WidthSweep, gd_width_sweep
 from stagewise.escape_speed.network import init_sphere, pad_hidden, speed
+from stagewise.numerics.roundoff import roundoff
 
 RANK_ONE_SPEED = math.sqrt(2) - 1     # Proposition "Example 1" (a): the best rank-one speed
 
@@ -60,10 +61,17 @@ def rank_one_scan(X: torch.Tensor, G: torch.Tensor, n_angles: int = 20001) -> Ra
 def grows_with_width(widths: list[int], fractions: np.ndarray) -> bool:
     """The robust form of "the success fraction grows with width": at least three widths, the mean over the two
     largest above the mean over widths ``<= 2`` (0 if none), and a positive rank correlation."""
-    fractions = np.asarray(fractions)
+    fractions = np.asarray(fractions, dtype=float)
+    if len(widths) < 3:
+        return False
     small = fractions[np.array(widths) <= 2]
-    return bool(len(widths) >= 3 and fractions[-2:].mean() > (small.mean() if len(small) else 0.0)
-                and spearmanr(widths, fractions).statistic > 0)
+    # fractions are counts / trials: two means differ by at least 1 / (2 trials) or not at all, so "above" beyond
+    # rounding (roundoff) is the exact decision on every machine; the same for the rank correlation
+    tol = roundoff(1.0, len(widths))
+    if np.ptp(fractions) <= tol:            # constant fractions: no growth (and spearmanr would warn)
+        return False
+    rho = spearmanr(widths, fractions).statistic
+    return bool(fractions[-2:].mean() > (small.mean() if len(small) else 0.0) + tol and rho > tol)
 
 
 @dataclass
@@ -93,13 +101,13 @@ class AscentSweep:
 
 
 def ascent_width_sweep(X: torch.Tensor, G: torch.Tensor, widths: list[int], restarts: int, steps: int, eta: float,
-                       eta_final: float, generator: torch.Generator, margin: float = 1e-3) -> AscentSweep:
+                       eta_final: float, generator: torch.Generator, margin: float = 1e-3, progress=None) -> AscentSweep:
     """Proposition "Example 1" with the solver: ``restarts`` depth-3 runs per width in one batch, narrower
     networks padded with zero neurons (:func:`~stagewise.escape_speed.network.pad_hidden`)."""
     wmax = max(widths)
     W0 = [torch.cat(ws).to(X.device) for ws in zip(*[pad_hidden(init_sphere(2, [w, w], 1, restarts, generator), wmax)
                                                      for w in widths])]
-    out = projected_ascent(W0, X, G, steps, eta, eta_final)
+    out = projected_ascent(W0, X, G, steps, eta, eta_final, progress=progress)
     part = {w: slice(i * restarts, (i + 1) * restarts) for i, w in enumerate(widths)}
     runs = {w: AscentResult([x[p] for x in out.Ws], out.speeds[p], out.trace[:, p]) for w, p in part.items()}
     return AscentSweep(list(widths), runs, RANK_ONE_SPEED + margin)
@@ -168,5 +176,13 @@ class GDSuccess:
 def gd_success(X: torch.Tensor, Y: torch.Tensor, widths: list[int], inits: int, alpha: float, rel_step: float,
                generator: torch.Generator, drop: float = 0.01, margin: float = 0.025) -> GDSuccess:
     """Proposition "Example 1" with gradient descent: :func:`~stagewise.escape_speed.gradient_descent.gd_width_sweep`
-    at depth 3 on targets ``Y`` (so ``G = -Y``) until the loss has dropped by ``drop``."""
-    return GDSuccess(list(widths), gd_width_sweep(X, Y, widths, 3, inits, alpha, rel_step, drop, generator), margin)
+    at depth 3 on targets ``Y`` (so ``G = -Y``) until the loss has dropped by ``drop``.
+
+    The horizon is derived from the step: each Euler step grows the norm by at most the fraction ``rel_step``, so an
+    aligned run needs about ``log(1/alpha) / rel_step`` steps to leave the plateau (921 at the defaults, where the
+    batch took 1757); we allow 20 times that plus 2000. A run still on the plateau then has not escaped (speed nan,
+    not a success). At ``rel_step`` 0.1 some runs chatter on the plateau for ever, and a fixed horizon of 100000 steps
+    made this one call take minutes."""
+    horizon = int(20 * math.log(1 / alpha) / rel_step) + 2000
+    return GDSuccess(list(widths), gd_width_sweep(X, Y, widths, 3, inits, alpha, rel_step, drop, generator,
+                                                  max_steps=horizon), margin)

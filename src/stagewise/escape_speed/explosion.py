@@ -17,6 +17,7 @@ from stagewise.escape_speed.closed_forms import single_neuron_escape
 from stagewise.escape_speed.network import Weights, mse_loss, speed, sq_norm
 from stagewise.numerics.flows import integrate_flow
 from stagewise.numerics.params import pack, unpacker
+from stagewise.numerics.roundoff import is_positive, roundoff
 
 
 def ode_scale(u0: float, s: float, L: int, t: np.ndarray) -> np.ndarray:
@@ -27,7 +28,7 @@ def ode_scale(u0: float, s: float, L: int, t: np.ndarray) -> np.ndarray:
         return u0 * np.exp(s * t)
     base = u0 ** (2 - L) - (L - 2) * s * t
     out = np.full_like(t, np.nan)
-    ok = base > 0
+    ok = base > roundoff(u0 ** (2 - L))          # before the blow-up, beyond the rounding of u0^{2-L}
     out[ok] = base[ok] ** (-1.0 / (L - 2))
     return out
 
@@ -41,26 +42,27 @@ def paper_scale(u0: float, s: float, L: int, t: np.ndarray) -> np.ndarray:
         return u0 * np.exp(2 * s * t)
     base = n0 ** (2 - L) + (2 - L) * L * s * t
     out = np.full_like(t, np.inf, dtype=float)
-    ok = base > 0
+    ok = base > roundoff(n0 ** (2 - L))
     out[ok] = base[ok] ** (1 / (2 - L)) / math.sqrt(L)
     return out
 
 
-def escape_time(u0: float, u1: float, s: float, L: int) -> float:
+def escape_time(u0: float, u1: float, s: float, L: int, scale: float = 1.0) -> float:
     """Corrected escape time (Proposition 2.2 with '-' instead of the paper's '+', per-layer units):
     ``(u0^{2-L} - u1^{2-L}) / ((L-2) s)`` for ``L >= 3`` and ``log(u1/u0) / s`` for ``L = 2``.
-    A zero speed gives ``inf`` (no escape)."""
-    if s <= 0:
+    A zero speed gives ``inf`` (no escape). "Zero" is rounding level relative to ``scale``, the size speeds have
+    on this problem (bound (v): ``|X|_F |G|_F``; 1 for the chapter's normalized teacher data)."""
+    if not is_positive(s, scale):
         return math.inf
     if L == 2:
         return math.log(u1 / u0) / s
     return (u0 ** (2 - L) - u1 ** (2 - L)) / ((L - 2) * s)
 
 
-def blowup_time(u0: float, s: float, L: int) -> float:
+def blowup_time(u0: float, s: float, L: int, scale: float = 1.0) -> float:
     """Proposition 2.2: finite blow-up time ``T* = u0^{2-L} / ((L-2) s)`` of ``u' = s u^{L-1}`` (``L >= 3``;
-    ``inf`` for ``L = 2`` or ``s <= 0``)."""
-    return math.inf if L == 2 or s <= 0 else u0 ** (2 - L) / ((L - 2) * s)
+    ``inf`` for ``L = 2`` or a speed at rounding level relative to ``scale``, see :func:`escape_time`)."""
+    return math.inf if L == 2 or not is_positive(s, scale) else u0 ** (2 - L) / ((L - 2) * s)
 
 
 def flow(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, times: np.ndarray, localized: bool,
@@ -125,7 +127,7 @@ def aligned_flow(X: torch.Tensor, Y: torch.Tensor, depths: tuple[int, ...], widt
                 break
         s_rho = float(speed(rho, X, G)[0])
         kkt = max(kkt, float(kkt_residual(rho, X, G)[0]))
-        times = np.linspace(0, escape_time(u0, u1, s_rho, L), n_times)
+        times = np.linspace(0, escape_time(u0, u1, s_rho, L, float(X.norm() * G.norm())), n_times)
         u_ode = ode_scale(u0, s_rho, L, times)
         u = {localized: np.array([float(layer_scale(W)[0]) for W in flow([u0 * w for w in rho], X, Y, times, localized)])
              for localized in (True, False)}

@@ -19,6 +19,7 @@ from stagewise.escape_speed.network import Weights, direction, forward, init_sph
 from stagewise.numerics.fits import loglog_slope
 from stagewise.numerics.flows import assert_finite
 from stagewise.numerics.params import flatten_batched, unflatten_batched
+from stagewise.numerics.roundoff import roundoff
 
 
 @dataclass
@@ -68,6 +69,21 @@ def mse_grad(Ws: Weights, X: torch.Tensor, Y: torch.Tensor) -> tuple[torch.Tenso
     return loss, grads
 
 
+def dead_gradient(grad_norm: torch.Tensor, loss: torch.Tensor, theta_norm: torch.Tensor, X: torch.Tensor,
+                  depth: int, dim: int) -> torch.Tensor:
+    """Which networks have a zero gradient (all ReLUs dead: gradient descent never moves them again), per network.
+
+    "Zero" is rounding level at the size the gradient of a live network of this norm would have: each
+    ``dC/dW_l = D_l (Z^sigma_{l-1})^T`` is at most ``|f - Y|_F |X|_F prod_{k != l} |W_k|_F``, and by AM-GM
+    ``prod_{k != l} |W_k|_F <= (|theta|^2 / (L-1))^{(L-1)/2}``; ``dim`` counts the terms of the sums. At small
+    initialization a live gradient is ``O(alpha^{L-1})``, tiny in absolute terms but not at this scale, and a dead
+    network's gradient is zero on one machine and ``1e-300`` on another: both are stopped alike.
+    """
+    reach = torch.sqrt(2 * loss) * float(X.norm()) * math.sqrt(depth) \
+        * (theta_norm ** 2 / max(depth - 1, 1)) ** ((depth - 1) / 2)
+    return grad_norm <= roundoff(1.0, dim) * reach
+
+
 def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float, drop: float,
                  max_steps: int) -> EscapeRun:
     """Adaptive explicit Euler on the MSE loss until the loss falls by the fraction ``drop`` (the escape time
@@ -77,8 +93,8 @@ def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float
     fixed fraction of its norm), physical time ``t += eta_k``. This follows gradient flow
     with relative error ``O(rel_step)``; the crossing time is interpolated linearly.
     Gradients come from :func:`mse_grad`, and all layers live in one ``(R, P)`` buffer so that
-    norms and updates are one operation each. A network with an exactly zero gradient (all
-    ReLUs dead: gradient descent never moves it again) is stopped; its time stays ``inf``.
+    norms and updates are one operation each. A network with a zero gradient (all ReLUs dead, see
+    :func:`dead_gradient`: gradient descent never moves it again) is stopped; its time stays ``inf``.
     """
     R = Ws0[0].shape[0]
 
@@ -93,11 +109,13 @@ def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float
     theta_hit = theta.clone()
     loss, g = mse_grad(layers(theta), X, Y)
     assert_finite("rel_step", rel_step, 0, loss)
+    L, dim = len(Ws0), X.shape[1] * max(max(W.shape[1:]) for W in Ws0)
     for k in range(max_steps):
         grad = flatten_batched(g)
         gn = torch.linalg.vector_norm(grad, dim=1)
-        done = done | (gn == 0)
-        eta = torch.where(done, 0.0, rel_step * torch.linalg.vector_norm(theta, dim=1) / gn.clamp_min(1e-300))
+        theta_norm = torch.linalg.vector_norm(theta, dim=1)
+        done = done | dead_gradient(gn, loss, theta_norm, X, L, dim)
+        eta = torch.where(done, 0.0, rel_step * theta_norm / gn.clamp_min(1e-300))
         theta = torch.addcmul(theta, eta[:, None], grad, value=-1.0)
         new_loss, g = mse_grad(layers(theta), X, Y)
         assert_finite("rel_step", rel_step, k, new_loss)
@@ -164,6 +182,18 @@ class EscapeTimeLaw:
     alphas: dict[int, np.ndarray]
     median_times: dict[int, list[float]]
     slopes: dict[int, float]     # L = 2: dT / dlog(1/alpha); L >= 3: log-log slope (exact -(L-2) as alpha -> 0)
+    reached: dict[int, float] = None  # median speed of the directions reached at the escape, smallest alpha
+    direct: float = math.nan     # L = 2: fraction of initializations with a neuron of positive speed (escape directly)
+
+
+def direct_start(Ws: Weights, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """Per two-layer network (``L = 2``, targets ``Y``, ``G = -Y``): does some neuron start with a positive speed
+    ``a_i Tr[Y^T sigma(w_i^T X)] > 0``? Such a neuron grows from the start. A network whose every neuron starts with
+    a negative one must first shrink them and turn them around, passing near the saddle at the origin a second time;
+    that passage costs time ``O(log(1/alpha))`` as well and steepens the log law (with one neuron, half the runs)."""
+    pre = torch.relu(torch.bmm(Ws[0], X.unsqueeze(0).expand(Ws[0].shape[0], *X.shape)))   # (R, n, N)
+    contrib = Ws[1][:, 0, :] * (pre * Y[0]).sum(dim=2)                                     # (R, n)
+    return (contrib > 0).any(dim=1)
 
 
 def escape_time_law(X: torch.Tensor, Y: torch.Tensor, alphas: list[float], width: int, inits: int, rel_step: float,
@@ -175,15 +205,41 @@ def escape_time_law(X: torch.Tensor, Y: torch.Tensor, alphas: list[float], width
 
     The same ``inits`` directions (hidden ``width``) are scaled to every ``alpha``; the median time is fitted.
     """
-    al, med, slopes = {}, {}, {}
+    al, med, slopes, reached, direct = {}, {}, {}, {}, math.nan
     for L in depths:
         al[L] = np.array(alphas_l2) if L == 2 else np.array(alphas)
         dirs = init_sphere(X.shape[0], [width] * (L - 1), Y.shape[0], inits, generator, X.device)
-        med[L] = [float(euler_escape([float(a) * w for w in dirs], X, Y, rel_step, drop, max_steps).times.median())
-                  for a in al[L]]
+        med[L] = []
+        for a in al[L]:
+            r = euler_escape([float(a) * w for w in dirs], X, Y, rel_step, drop, max_steps)
+            med[L].append(float(r.times.median()))
+        hit = torch.isfinite(r.times)
+        reached[L] = float(direction_speed([W[hit] for W in r.Ws], X, -Y).median()) if bool(hit.any()) else math.nan
+        if L == 2:
+            direct = float(direct_start(dirs, X, Y).double().mean())
         slopes[L] = (float(np.polyfit(np.log(1 / al[L]), med[L], 1)[0]) if L == 2
                      else loglog_slope(al[L], np.array(med[L])))
-    return EscapeTimeLaw(al, med, slopes)
+    return EscapeTimeLaw(al, med, slopes, reached, direct)
+
+
+def escape_scale(speed: float, drop: float = 0.1, y_sq: float = 1.0, depth: int = 3) -> float:
+    """Per-layer scale ``u1`` at which the loss has dropped by the fraction ``drop`` along an escape direction of
+    speed ``speed``: the loss falls by ``s u^L`` to first order (``f = u^L f_rho``), so ``s u1^L = drop |Y|^2 / 2``."""
+    return (drop * y_sq / 2 / speed) ** (1.0 / depth)
+
+
+def finite_alpha_bias(alphas: list[float], depth: int, speed: float, drop: float = 0.1, y_sq: float = 1.0) -> float:
+    """The deviation from ``-(L-2)`` of the log-log slope of the escape time over ``alphas`` that the corrected ODE of
+    Proposition 2.2 predicts at finite ``alpha`` (``L >= 3``): ``T(alpha) = (alpha^{2-L} - u1^{2-L}) / ((L-2) s)`` with
+    the escape scale ``u1`` of :func:`escape_scale`; ``inf`` when some ``alpha`` is not below ``u1`` (no plateau to
+    escape from). An upper bound on the bias of gradient descent from random directions, whose alignment phase adds
+    time that scales exactly like ``alpha^{2-L}``."""
+    u1 = escape_scale(speed, drop, y_sq, depth)
+    a = np.asarray(alphas, dtype=float)
+    if a.max() >= u1:
+        return math.inf
+    T = a ** (2 - depth) - u1 ** (2 - depth)
+    return abs(loglog_slope(a, T) + (depth - 2))
 
 
 @dataclass
@@ -194,6 +250,7 @@ class Alignment:
     prop34_gap: float            # max LHS - RHS of Proposition 3.4's inequality on the trained networks
     cosine_init_median: float = float("nan")       # the same cosine for the untrained initializations (control)
     speed_ratio_init_median: float = float("nan")  # the same speed ratio for the untrained initializations (control)
+    escaped: float = float("nan")                  # fraction of the runs whose loss dropped (the others: dead or slow)
 
 
 def alignment(X: torch.Tensor, Y: torch.Tensor, optimum: Weights, best_speed: float, depth: int, width: int,
@@ -209,4 +266,4 @@ def alignment(X: torch.Tensor, Y: torch.Tensor, optimum: Weights, best_speed: fl
     cos0 = function_cosine(W0, optimum, X)
     ratio0 = direction_speed(W0, X, -Y) / best_speed
     return Alignment(float(cosines.median()), float(ratio.median()), float((lhs - rhs).max()),
-                     float(cos0.median()), float(ratio0.median()))
+                     float(cos0.median()), float(ratio0.median()), float(torch.isfinite(r.times).double().mean()))

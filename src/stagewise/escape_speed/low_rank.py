@@ -15,6 +15,7 @@ import torch
 from stagewise.escape_speed.ascent import projected_ascent
 from stagewise.escape_speed.network import Weights, forward, init_sphere
 from stagewise.escape_speed.problems import near_rank_one_data
+from stagewise.numerics.roundoff import is_positive, is_zero, roundoff
 from stagewise.numerics.spectra import nontop_fraction
 
 if TYPE_CHECKING:
@@ -23,11 +24,18 @@ if TYPE_CHECKING:
 ZERO_SPEED = 1e-12   # a speed below ZERO_SPEED * |X|_F |G|_F is zero up to rounding
 
 
-def relu_deviation(Z: torch.Tensor) -> float:
+def relu_deviation(Z: torch.Tensor, scale: float | None = None, dim: int = 1) -> float:
     """``nu = |sigma(Z) - Z|_F^2 / |Z|_F^2 = |relu(-Z)|_F^2 / |Z|_F^2``: how far the ReLU is from the
-    identity on pre-activations ``Z`` (Theorem 3.1, Proposition 3.3); 0 for a zero matrix."""
+    identity on pre-activations ``Z`` (Theorem 3.1, Proposition 3.3); 0 for a zero (dead) layer.
+
+    ``scale`` is the size ``Z`` would have if it were not dead, ``|W_l|_F |Z^sigma_{l-1}|_F`` for
+    ``Z = W_l Z^sigma_{l-1}`` (``dim`` terms per entry): a ``Z`` within rounding error of zero at that scale counts
+    as dead, so a layer that is exactly zero on one machine and ``1e-17`` on another gets the same ``nu``. Without
+    ``scale`` only an exactly zero ``Z`` counts as dead (the ratio is undefined there)."""
     z2 = float((Z ** 2).sum())
-    return float((torch.relu(-Z) ** 2).sum()) / z2 if z2 > 0 else 0.0
+    if is_zero(math.sqrt(z2), float(scale), dim) if scale is not None else not z2:
+        return 0.0
+    return float((torch.relu(-Z) ** 2).sum()) / z2
 
 
 def layer_diagnostics(Ws: Weights, X: torch.Tensor) -> dict[str, list[float]]:
@@ -40,13 +48,16 @@ def layer_diagnostics(Ws: Weights, X: torch.Tensor) -> dict[str, list[float]]:
     """
     Z, Zs = forward(Ws, X)
     out = {"rho_W": [], "ratio_W": [], "rho_Z": [], "nu": []}
+    w_scale = max(float(W[0].norm()) for W in Ws)            # a dead layer is zero relative to the live ones
+    z_scale = max(float(Zl[0].norm()) for Zl in Zs)
     for l, W in enumerate(Ws):
         sv = torch.linalg.svdvals(W[0])
-        out["rho_W"].append(nontop_fraction(W[0]))
-        out["ratio_W"].append(float(sv[1] / sv[0]) if len(sv) > 1 and float(sv[0]) > 0 else 0.0)
+        live = len(sv) > 1 and is_positive(float(sv[0]), w_scale, min(W.shape[1:]))
+        out["rho_W"].append(nontop_fraction(W[0], w_scale))
+        out["ratio_W"].append(float(sv[1] / sv[0]) if live else 0.0)
         if l < len(Ws) - 1:
-            out["rho_Z"].append(nontop_fraction(Zs[l + 1][0]))
-            out["nu"].append(relu_deviation(Z[l][0]))
+            out["rho_Z"].append(nontop_fraction(Zs[l + 1][0], z_scale))
+            out["nu"].append(relu_deviation(Z[l][0], w_scale * float(Zs[l][0].norm()), W.shape[2]))
     return out
 
 
@@ -78,26 +89,31 @@ def prop34_sides(Ws: Weights, X: torch.Tensor, G: torch.Tensor) -> tuple[torch.T
     Networks with a dead layer or zero output give ``inf`` on the right (nothing to test).
     """
     Z, Zs = forward(Ws, X)
+    N = X.shape[1]
     lhs = torch.zeros(Ws[0].shape[0], dtype=X.dtype, device=X.device)
-    for H in Zs:
+    prod = torch.ones_like(lhs)                       # prod_{k <= l} |W_k|_F: the size a live Z^sigma_l can reach
+    for l, H in enumerate(Zs):
         f2 = (H ** 2).sum(dim=(1, 2))
         op2 = torch.linalg.matrix_norm(H, ord=2) ** 2
-        lhs = lhs + torch.where(op2 > 0, torch.log(f2 / op2.clamp_min(1e-300)), torch.zeros_like(f2))
-    prod = torch.ones_like(lhs)
-    for W in Ws:
-        prod = prod * W.flatten(1).norm(dim=1)
+        # a dead representation (zero up to rounding at its reachable size |X|_F prod |W_k|_F) adds nothing
+        live = op2.sqrt() > roundoff(1.0, max(h.shape[1] for h in Zs[:l + 1])) * float(X.norm()) * prod
+        lhs = lhs + torch.where(live, torch.log(f2 / op2.clamp_min(1e-300)), torch.zeros_like(f2))
+        prod = prod * Ws[l].flatten(1).norm(dim=1)
     tr = (Z[-1] * G).sum(dim=(1, 2)).abs()
-    rhs = 2 * torch.log(float(X.norm() * G.norm()) * prod / tr.clamp_min(1e-300))
-    rhs = torch.where(tr > 0, rhs, torch.full_like(rhs, math.inf))
+    top = float(X.norm() * G.norm()) * prod           # bound (v): |Tr G^T Z_L| <= |X|_F |G|_F prod |W_l|_F
+    rhs = 2 * torch.log(top / tr.clamp_min(1e-300))
+    # a trace within rounding error of zero at that size: no statement (inf), on every machine alike
+    rhs = torch.where(tr > roundoff(1.0, N * G.shape[0] * len(Ws)) * top, rhs, torch.full_like(rhs, math.inf))
     return lhs, rhs
 
 
 def prop33_bound(g_norm: float, eps: float, s: float) -> float:
     """Proposition 3.3 (App. A.5): ``8 |G|_F eps / (s* - |G|_F eps)`` bounds ``rho_nt(W_l)``,
     ``rho_nt(Z^sigma_l)`` and ``nu_l`` at the optimum; ``inf`` (no statement) when ``s* <= |G|_F eps``.
-    The bound decreases in ``s*``: evaluated at a lower estimate of ``s*`` it is larger (weaker)."""
+    The bound decreases in ``s*``: evaluated at a lower estimate of ``s*`` it is larger (weaker). A denominator within
+    rounding error of zero (relative to ``s``) counts as zero: no statement."""
     den = s - g_norm * eps
-    return 8 * g_norm * eps / den if den > 0 else math.inf
+    return 8 * g_norm * eps / den if is_positive(den, max(abs(s), g_norm * eps)) else math.inf
 
 
 def prop33_speed_bracket(X: torch.Tensor, G: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> tuple[float, float]:
@@ -133,7 +149,8 @@ def _deep_diag(W: Weights, X: torch.Tensor) -> tuple[float, float, float]:
 
 
 def optima_ranks(results: dict[str, DepthResult], data: dict[str, tuple[torch.Tensor, torch.Tensor]],
-                 plateau: float = 1e-3, source: str = "kept") -> OptimaRanks:
+                 plateau: float = 1e-3, source: str = "kept", known: dict[str, float] | None = None,
+                 min_hits: int = 1, restarts: int = 0) -> OptimaRanks:
     """Theorem 3.1: ``rho_nt`` of the layers of optima at depth ``L >= 3`` with positive speed within the relative
     margin ``plateau`` of the best over depths (a run that stopped short of the optimum may keep a second direction).
 
@@ -141,14 +158,21 @@ def optima_ranks(results: dict[str, DepthResult], data: dict[str, tuple[torch.Te
     construction); ``source="random"`` the best *random* restart per depth (:attr:`DepthResult.random_optima`),
     whose structure is found by the solver, not built in. ``deep_repr_max`` covers ``rho_nt(Z^sigma_l)`` and
     ``nu_l`` for ``l >= 3`` (optima of depth ``L >= 4``). ``count == 0`` when no optimum qualifies (values nan).
+    ``known`` gives lower bounds on ``s*(L)``, ``L >= 3``, per dataset (Example 1: the rank-two construction's 1/2): a
+    continuation that stayed below one has not found the optimum, and none of its restarts enters. ``min_hits``: a
+    depth enters only when at least that many of its ``restarts`` random restarts reached ``s_hat(L)`` within 1e-3
+    (:attr:`DepthResult.success`): a value that independent restarts agree on is evidence of the global optimum, a
+    value found once may be a local one.
     """
     rows = []
     for name, r in results.items():
         optima = r.optima if source == "kept" else r.random_optima
         speeds = r.speeds if source == "kept" else r.random_speeds
-        best = max(r.speeds)
-        for L, W, s_L in zip(r.depths, optima, speeds):
-            if L >= 3 and s_L > ZERO_SPEED and s_L >= best * (1 - plateau):
+        best = max(max(r.speeds), (known or {}).get(name, -math.inf))
+        for L, W, s_L, hit in zip(r.depths, optima, speeds, r.success):
+            agreed = min_hits <= 1 or round(hit * restarts) >= min_hits
+            if L >= 3 and s_L > ZERO_SPEED * float(data[name][0].norm() * data[name][1].norm()) \
+                    and s_L >= best * (1 - plateau) and agreed:
                 rows.append((name, L, s_L, best, *_deep_diag(W, data[name][0])))
     if not rows:
         return OptimaRanks(math.nan, math.nan, math.nan, 0, [])

@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 
 from stagewise.core.parameters import ParameterError
+from stagewise.numerics.roundoff import is_zero
 
 Weights = list[torch.Tensor]
 
@@ -24,11 +25,14 @@ class NoEscapeError(ValueError):
     """The localized loss is identically zero (G = 0): no escape direction exists (Definition 2.1 needs ``s > 0``)."""
 
 
-def check_problem(X: torch.Tensor, G: torch.Tensor, widths: list[int]) -> None:
+def check_problem(X: torch.Tensor, G: torch.Tensor, widths: list[int], scale: float = 1.0) -> None:
     """Reject degenerate problems of Definition 2.1: depth < 2, widths < 1, mismatched shapes, G = 0.
 
     ``widths`` are the hidden widths (``L - 1`` of them). A zero ``G`` makes ``L0``
-    vanish identically, so no escape direction (``s > 0``) exists: we say so.
+    vanish identically, so no escape direction (``s > 0``) exists: we say so. "Zero" is rounding level
+    relative to ``scale``, the size of the cost's gradient for this problem (the chapter's problems are
+    normalized, ``|G|_F`` of order 1; for ``G = -Y`` pass ``|Y|`` of the unnormalized targets): a ``G``
+    computed as zero on one machine and ``1e-17`` on another gets the same answer.
     """
     if len(widths) < 1:
         raise ParameterError(f"depth {len(widths) + 1}: escape directions need depth >= 2 (one hidden layer)")
@@ -36,7 +40,7 @@ def check_problem(X: torch.Tensor, G: torch.Tensor, widths: list[int]) -> None:
         raise ParameterError(f"hidden widths {list(widths)}: every width must be >= 1")
     if X.ndim != 2 or G.ndim != 2 or X.shape[1] != G.shape[1]:
         raise ParameterError(f"shapes X {tuple(X.shape)}, G {tuple(G.shape)}: need (d_in, N) and (d_out, N)")
-    if float(G.abs().max()) == 0.0:
+    if is_zero(float(G.abs().max()), scale, G.shape[1]):
         raise NoEscapeError("G = 0: the localized loss vanishes identically, so no escape direction exists")
 
 

@@ -10,7 +10,7 @@ import math
 import torch
 
 from stagewise.escape_speed.ascent import projected_ascent
-from stagewise.escape_speed.gradient_descent import EscapeRun
+from stagewise.escape_speed.gradient_descent import EscapeRun, dead_gradient
 from stagewise.escape_speed.network import Weights, mse_loss, sq_norm
 from stagewise.numerics.flows import assert_finite
 
@@ -39,13 +39,14 @@ def euler_escape_reference(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_s
     t_hit = torch.full((R,), math.inf, dtype=X.dtype, device=X.device)
     W_hit = [W.clone() for W in Ws]
     prev_loss = mse_loss(Ws, X, Y)
+    L, dim = len(Ws), X.shape[1] * max(max(W.shape[1:]) for W in Ws)
     for k in range(max_steps):
         leaves = [W.detach().requires_grad_(True) for W in Ws]
         with torch.enable_grad():
             loss = mse_loss(leaves, X, Y)
             g = torch.autograd.grad(loss.sum(), leaves)
         gn = torch.sqrt(sum((x ** 2).sum(dim=(1, 2)) for x in g))
-        done = done | (gn == 0)                                   # dead network: stopped, as in euler_escape
+        done = done | dead_gradient(gn, loss.detach(), torch.sqrt(sq_norm(Ws)), X, L, dim)   # dead: as in euler_escape
         eta = rel_step * torch.sqrt(sq_norm(Ws)) / gn.clamp_min(1e-300)
         eta = torch.where(done, torch.zeros_like(eta), eta)
         Ws = [(W - eta[:, None, None] * x).detach() for W, x in zip(Ws, g)]
