@@ -40,24 +40,30 @@ def test_sign_and_orthogonal_init_experiments(problems):
     flow = experiments.flow_experiment(problems, ["relu"], 2.0, 1e-8)
     signs = experiments.sign_experiment(problems, flow, 2.0, 1e-6)
     assert signs.flips == 0 and signs.balanced_flips == 0 and signs.control_flips == 1
-    assert signs.margin > 0
+    assert signs.margin > 1e-3                # |a_j| stays bounded away from zero, not just positive
     ortho = experiments.orthogonal_init_experiment(problems, 0.125, 2.0, 1e-9, torch.Generator().manual_seed(4))
-    assert ortho.scale == 0.25 and ortho.error < 1e-7
+    assert ortho.scale >= 0.25 * (1 - 1e-12) and ortho.error < 1e-7          # the magnitude along the flow, 2 gamma at t = 0
     assert abs(ortho.control_error - 0.125) < 1e-6
 
 
 def test_descent_and_layer_growth(problems):
     """Proposition ``prf:thm-conservation-laws-one-step`` (slope ~ 1) and Corollary
     ``prf:thm-conservation-laws-deep`` (layers grow alike, up to the GD drift)."""
-    etas = [0.04, 0.02, 0.01]
+    etas = [0.01, 0.04, 0.02]                                       # any order: run largest first
     calls = []
-    descent = experiments.descent_experiment(problems, etas, 2.0, progress=lambda it, name: calls.append(name) or it)
+    descent = experiments.descent_experiment(problems, etas, 2.0, torch.Generator().manual_seed(5),
+                                             progress=lambda it, name: calls.append(name) or it)
     assert calls == list(problems.families)
-    assert descent.drift["relu"].shape == (3, 2) and len(descent.slopes["relu"]) == 2
-    assert all(abs(s - 1) < 0.1 for s in descent.slopes["relu"])
+    relu = descent.families["relu"]
+    assert relu.etas == [0.04, 0.02, 0.01] and relu.drift.shape == (3, 2) and len(relu.slopes) == 2
+    assert relu.qualifies.all() and relu.fitted(0) == [0.04, 0.02, 0.01]
+    for s, (low, high) in zip(relu.slopes, relu.windows):
+        assert low == pytest.approx(0.9) and 1.1 < high < 1.2 and low <= s <= high
     assert all(abs(s) < 0.2 for s in descent.slopes["tanh"])       # the control: no homogeneity, no slope 1
+    assert 0.5 <= descent.families["tanh"].intercept_ratio <= 2.0   # the tanh drift survives eta -> 0 ...
+    assert abs(relu.intercept_ratio) < 0.5                          # ... the ReLU drift does not
     growth = experiments.layer_growth(descent.trajectories["deep_relu"])
-    assert growth.growth.shape == (len(growth.times), 3) and np.all(growth.growth[0] == 0)
+    assert growth.growth.shape == (len(growth.times), 3) and np.all(growth.growth[0] == 0)  # x - x: exact
     assert growth.spread <= 2 * 4 * float(descent.drift["deep_relu"][-1, 0])
     assert growth.largest >= growth.spread
 
@@ -65,6 +71,8 @@ def test_descent_and_layer_growth(problems):
 def test_one_step_experiment(problems):
     """Proposition ``prf:thm-conservation-laws-one-step``: exact for homogeneous families, not for tanh."""
     one_step = experiments.one_step_experiment(problems, 0.04, product_steps=20)
-    assert max(one_step.error[n] for n in problems.homogeneous) < 1e-13
-    assert one_step.error["tanh"] > 1e-8
-    assert one_step.product_law_error < 1e-12
+    assert all(one_step.error[n] <= one_step.tolerance[n] for n in problems.homogeneous)
+    assert all(1e-14 < one_step.tolerance[n] < 1e-11 for n in problems.families)     # rounding of order-one sums
+    assert one_step.error["tanh"] > 1e3 * one_step.tolerance["tanh"]
+    assert all(one_step.change[n] > 1e3 * one_step.tolerance[n] for n in problems.families)  # the control
+    assert one_step.product_law_error < one_step.product_law_tolerance

@@ -19,8 +19,10 @@ Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
 (Proposition: One gradient-descent step)   ``one_step_law.diagonal_product_law``,
                                            ``gradient_descent.gd_drift_study``,
                                            ``experiments.one_step_experiment``,
-                                           ``experiments.descent_experiment`` (drift slopes by
-                                           ``stagewise.numerics.fits.loglog_slope``)
+                                           ``experiments.descent_experiment``,
+                                           ``experiments.family_descent`` (drift slopes by
+                                           ``stagewise.numerics.fits.loglog_slope`` over the step
+                                           sizes with ``eta lambda_max <= 1/2``: ``curvature``)
 ``thm-conservation-laws-diagonal``         ``models.FAMILIES["diagonal"]`` (``u_i^2 - v_i^2``),
 (Corollary: Diagonal networks)             ``one_step_law.diagonal_product_law``
 ``thm-conservation-laws-linear``           ``models.FAMILIES["linear"]``
@@ -42,9 +44,12 @@ Modules:
 * ``trajectory`` — invariant records along a run and their drift ``max_t |I(t) - I(0)|``.
 * ``gradient_flow`` — gradient flow by an adaptive ODE solver (DOP853).
 * ``gradient_descent`` — gradient descent batched over step sizes and seeds over one time horizon.
+* ``curvature`` — the largest curvature ``||Hess L||_2`` (power iteration) and the quadratic model
+  ``1 / (1 - eta lambda / 2)`` that decide which step sizes the slope is fitted over, and its window.
 * ``experiments`` — the chapter's experiments, each returning a dataclass the notebook records and checks.
 * ``figures`` — the chapter's three figures.
-* ``parameters`` — the chapter's cross-parameter validator ``check_parameters``.
+* ``parameters`` — the chapter's cross-parameter validator ``check_parameters`` and its cost model
+  ``expected_seconds``.
 * ``reference`` — plain per-problem loops that the benchmark compares the batched code against.
 
 Tests: ``tests/conservation_laws/test_conservation_<module>.py``.

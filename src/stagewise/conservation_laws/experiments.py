@@ -13,13 +13,16 @@ from typing import Callable
 import numpy as np
 import torch
 
+from stagewise.conservation_laws.curvature import hessian_norm, quadratic_model_factor
 from stagewise.conservation_laws.gradient_descent import gd_drift_study
 from stagewise.conservation_laws.gradient_flow import gradient_flow_study
-from stagewise.conservation_laws.models import FAMILIES, Family, Params
+from stagewise.conservation_laws.models import FAMILIES, Family, Params, terms_per_entry
 from stagewise.conservation_laws.one_step_law import diagonal_product_law, one_step_change
-from stagewise.conservation_laws.problem import Data, init_params, make_orthogonal_data
+from stagewise.conservation_laws.problem import Data, gradients, init_params, make_orthogonal_data
 from stagewise.conservation_laws.trajectory import Trajectory, max_drift
 from stagewise.numerics.fits import loglog_slope
+from stagewise.numerics.flows import DivergenceError
+from stagewise.numerics.roundoff import roundoff
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,8 @@ def build_problems(n_seeds: int, n_samples: int, input_dim: int, width: int, dep
 @dataclass(frozen=True)
 class FlowResult:
     """Gradient flow per family: trajectories, largest drift of any invariant over seeds and time,
-    the size ``max |I(0)|`` of the invariants at initialization, and the drift of the *sum*
+    the size ``scale`` of the invariants (the largest magnitude ``A + B`` of an entry ``A - B`` along
+    the flow: what the solver's relative error multiplies), and the drift of the *sum*
     ``sum_l ||W_l||_F^2`` (the wrong hypothesis that the total norm, not the difference, is conserved)."""
 
     trajectories: dict[str, Trajectory]
@@ -72,63 +76,226 @@ def flow_experiment(problems: Problems, names: list[str], horizon: float, rtol: 
         family, data, params0 = problems.families[name], problems.data[name], problems.params0[name]
         trajectories[name] = gradient_flow_study(family, data, params0, horizon, rtol)
         drift[name] = float(max_drift(trajectories[name].invariants[:, 0]).max())
-        scale[name] = float(family.invariant(params0).abs().max())
+        scale[name] = max(float(family.magnitude(p).abs().max()) for p in trajectories[name].states)
         total = trajectories[name].layer_norms[:, 0].sum(-1, keepdim=True)
         sum_drift[name] = float(max_drift(total).max())
     return FlowResult(trajectories, drift, scale, sum_drift)
 
 
+#: Step sizes enter the slope fit only while ``eta lambda_max <= FIT_BOUND`` (section "The drift is linear
+#: in the step size": there the quadratic model's factor ``1 / (1 - eta lambda / 2)`` is at most 4/3 and
+#: its first-order term ``eta lambda / 2`` carries it to within ``(eta lambda / 2)^2 <= 1/16``).
+FIT_BOUND = 0.5
+#: Step sizes are run at all only while ``eta lambda_max(0) <= RUN_BOUND``, half of gradient descent's
+#: stability limit ``eta lambda < 2``, leaving room for the curvature to grow along the run.
+RUN_BOUND = 1.0
+#: A slope through fewer points does not test a power law (two points always lie on one).
+MIN_STEP_SIZES = 3
+
+
 @dataclass(frozen=True)
-class DescentResult:
-    """Gradient descent per family: trajectories, drift over the horizon ``(E, S)`` (step size,
-    seed), and per seed the log-log slope of the drift against the step size."""
+class FamilyDescent:
+    """Gradient descent of one family. ``etas``: the step sizes run (decreasing); ``trajectory``; ``drift``
+    ``(E, S)``; ``curvature`` ``(E, S)``: ``lambda_max``, the larger of ``||Hess L||_2`` at the start and
+    at the end of each run; ``qualifies`` ``(E, S)``: ``eta lambda_max <= FIT_BOUND``; per seed the
+    log-log ``slope`` over its qualifying step sizes (NaN with fewer than ``MIN_STEP_SIZES``), the
+    quadratic model's slope excess ``model_excess`` there, and the window ``[low, high]`` of the check;
+    ``intercept_ratio``: the drift extrapolated to ``eta = 0`` (least-squares line in ``eta``, seed
+    mean, over the step sizes that qualify for every seed) over the drift at the smallest of them;
+    ``skipped``: requested step sizes not run, with ``eta lambda_max(0)`` or the divergence;
+    ``resolved`` ``(E, S)``: the drift is above the rounding error of ``N = T / eta`` steps on invariants of
+    the initial magnitude ``M`` (``roundoff(M, terms x sqrt(N))``) (a network with zero gradient, all its ReLUs dead, has no drift at all:
+    ``C_1 = 0``, and no slope); only resolved rows enter the fits."""
 
     etas: list[float]
-    trajectories: dict[str, Trajectory]
-    drift: dict[str, np.ndarray]
-    slopes: dict[str, list[float]]
+    trajectory: Trajectory | None
+    drift: np.ndarray
+    resolved: np.ndarray
+    curvature0: np.ndarray
+    curvature: np.ndarray
+    qualifies: np.ndarray
+    slopes: list[float]
+    model_excess: list[float]
+    windows: list[tuple[float, float]]
+    intercept_ratio: float
+    skipped: dict[float, str]
+
+    def fitted(self, seed: int) -> list[float]:
+        """The step sizes of the slope fit of ``seed``."""
+        return [eta for eta, q, r in zip(self.etas, self.qualifies[:, seed], self.resolved[:, seed]) if q and r]
+
+    def slope_over(self, etas: list[float], seed: int) -> float:
+        """The log-log slope of ``seed``'s drift over those of ``etas`` this family ran (over all it ran
+        when fewer than two of them): the control of another family's slope row."""
+        rows = [i for i, eta in enumerate(self.etas) if eta in etas]
+        rows = rows if len(rows) >= 2 else list(range(len(self.etas)))
+        return loglog_slope([self.etas[i] for i in rows], self.drift[rows, seed]) if len(rows) >= 2 else float("nan")
+
+    def intercept_over_all(self) -> float:
+        """:attr:`intercept_ratio` over every step size run (the control's fallback)."""
+        return _intercept_ratio(np.asarray(self.etas), self.drift.mean(1)) if len(self.etas) else float("nan")
+
+    def products(self) -> dict[float, float]:
+        """``eta lambda_max`` (largest over seeds) per step size: along the run for those run,
+        ``eta lambda_max(0)`` for those not run."""
+        out = {eta: float(eta * self.curvature[i].max()) for i, eta in enumerate(self.etas)}
+        out.update({eta: float(eta * self.curvature0.max()) for eta in self.skipped})
+        return dict(sorted(out.items(), reverse=True))
+
+    def describe(self) -> str:
+        """The measured side of the hypothesis "eta lambda_max small", in one line."""
+        products = self.products()
+        text = ("eta lambda_max = " + ", ".join(f"{v:.3g}" for v in products.values()) + " at eta = "
+                + ", ".join(f"{e:g}" for e in products) + " (largest over seeds)")
+        diverged = [f"{e:g}" for e, why in self.skipped.items() if why == "diverged"]
+        if diverged:
+            text += f"; diverged at eta = {', '.join(diverged)}"
+        lam = float(self.curvature.max()) if len(self.etas) else float(self.curvature0.max())
+        return text + f"; eta <= {FIT_BOUND:g} / lambda_max = {FIT_BOUND / lam:.3g} qualifies"
+
+    def largest_product(self) -> float:
+        """``max eta lambda_max`` over the step sizes run and the seeds (``eta lambda_max(0)`` of the
+        smallest requested step size when none ran)."""
+        return float((np.asarray(self.etas)[:, None] * self.curvature).max()) if len(self.etas) else float("nan")
 
 
-def descent_experiment(problems: Problems, etas: list[float], horizon: float,
+#: Half-width of the slope window for what the quadratic model leaves out (the curvature changing along
+#: the run, ReLU kinks, several modes); the model's own excess is added above it.
+SLOPE_ALLOWANCE = 0.1
+
+
+@dataclass(frozen=True)
+class DescentResult:
+    """Gradient descent per family (:class:`FamilyDescent`), for the requested step sizes ``etas``."""
+
+    etas: list[float]
+    families: dict[str, FamilyDescent]
+
+    @property
+    def trajectories(self) -> dict[str, Trajectory]:
+        return {n: f.trajectory for n, f in self.families.items() if f.trajectory is not None}
+
+    @property
+    def drift(self) -> dict[str, np.ndarray]:
+        return {n: f.drift for n, f in self.families.items()}
+
+    @property
+    def slopes(self) -> dict[str, list[float]]:
+        return {n: f.slopes for n, f in self.families.items()}
+
+
+def _intercept_ratio(etas: np.ndarray, drift: np.ndarray) -> float:
+    """``F / drift(eta_min)`` for the least-squares line ``drift = F + c eta`` (NaN below two step sizes)."""
+    if len(etas) < 2:
+        return float("nan")
+    A = np.vstack([np.ones_like(etas), etas]).T
+    F = np.linalg.lstsq(A, drift, rcond=None)[0][0]
+    return float(F / drift[np.argmin(etas)])
+
+
+def family_descent(family: Family, data: Data, params0: Params, etas: list[float], horizon: float,
+                   generator: torch.Generator, progress: Callable | None = None) -> FamilyDescent:
+    """Gradient descent of one family over the step sizes that are stable for it, with the curvature
+    that decides which of them enter the slope fit (Proposition ``prf:thm-conservation-laws-one-step``)."""
+    seeds = params0[0].shape[0]
+    curvature0 = hessian_norm(family, params0, data, generator).cpu().numpy()
+    skipped: dict[float, str] = {}
+    run = []
+    for eta in sorted(set(etas), reverse=True):
+        if eta * curvature0.max() <= RUN_BOUND:
+            run.append(eta)
+        else:
+            skipped[eta] = f"eta lambda_max(0) = {eta * curvature0.max():.3g} > {RUN_BOUND:g}"
+    trajectory = None
+    while run:
+        try:
+            trajectory = gd_drift_study(family, data, params0, run, horizon, progress=progress)
+            break
+        except DivergenceError:   # the curvature grew past 2 / eta along the run: drop the largest step size
+            skipped[run[0]] = "diverged"
+            run = run[1:]
+    E = len(run)
+    if trajectory is None:
+        empty = np.zeros((0, seeds))
+        return FamilyDescent([], None, empty, empty.astype(bool), curvature0, empty, empty.astype(bool), [float("nan")] * seeds,
+                             [float("nan")] * seeds, [(float("nan"), float("nan"))] * seeds, float("nan"), skipped)
+    curvature_end = hessian_norm(family, trajectory.final, data, generator).reshape(E, seeds).cpu().numpy()
+    curvature = np.maximum(curvature0[None, :], curvature_end)
+    drift = max_drift(trajectory.invariants.flatten(1, 2)).reshape(E, seeds).cpu().numpy()
+    eta = np.asarray(run)
+    qualifies = eta[:, None] * curvature <= FIT_BOUND
+    magnitude = family.magnitude(params0).abs().amax(-1).cpu().numpy()                   # (S,)
+    # each step rounds every weight at eps |w| with signs that average out: over N steps the invariants pick up
+    # about eps M sqrt(N) per squared term (a random walk); a drift at that level is not a measured C_1
+    steps = np.round(horizon / eta)
+    floor = np.array([[roundoff(m, terms_per_entry(params0) * int(np.ceil(np.sqrt(n)))) for m in magnitude]
+                      for n in steps])
+    resolved = drift > floor
+    slopes, excess, windows = [], [], []
+    for s in range(seeds):
+        q = qualifies[:, s] & resolved[:, s]
+        if q.sum() < MIN_STEP_SIZES:
+            slopes.append(float("nan")), excess.append(float("nan")), windows.append((float("nan"), float("nan")))
+            continue
+        slopes.append(loglog_slope(eta[q], drift[q, s]))
+        model = loglog_slope(eta[q], quadratic_model_factor(eta[q] * curvature[q, s], 1.0))  # slope excess over 1
+        excess.append(model)
+        windows.append((1.0 - SLOPE_ALLOWANCE, 1.0 + SLOPE_ALLOWANCE + max(model, 0.0)))
+    common = (qualifies & resolved).all(1)
+    ratio = _intercept_ratio(eta[common], drift[common].mean(1))
+    return FamilyDescent(list(run), trajectory, drift, resolved, curvature0, curvature, qualifies, slopes, excess,
+                         windows, ratio, skipped)
+
+
+def descent_experiment(problems: Problems, etas: list[float], horizon: float, generator: torch.Generator,
                        progress: Callable | None = None) -> DescentResult:
     """Proposition ``prf:thm-conservation-laws-one-step``: over a fixed horizon the drift is
-    ``eta C_1 + O(eta^2)``, slope 1 on log-log axes (``progress(iterable, name)`` shows a bar)."""
-    trajectories, drift, slopes = {}, {}, {}
+    ``eta C_1 (1 + O(eta lambda_max))``, slope 1 on log-log axes while ``eta lambda_max`` is small
+    (``generator`` draws the curvature's power-iteration starts; ``progress(iterable, name)`` shows a bar)."""
+    families = {}
     for name, family in problems.families.items():
         bar = None if progress is None else (lambda it, name=name: progress(it, name))
-        trajectories[name] = gd_drift_study(family, problems.data[name], problems.params0[name], etas, horizon,
-                                            progress=bar)
-        seeds = problems.params0[name][0].shape[0]
-        drift[name] = max_drift(trajectories[name].invariants.flatten(1, 2)).reshape(len(etas), seeds).cpu().numpy()
-        slopes[name] = [loglog_slope(etas, drift[name][:, s]) for s in range(seeds)]
-    return DescentResult(list(etas), trajectories, drift, slopes)
+        families[name] = family_descent(family, problems.data[name], problems.params0[name], etas, horizon,
+                                        generator, progress=bar)
+    return DescentResult(list(etas), families)
 
 
 @dataclass(frozen=True)
 class OneStepResult:
     """One GD step of size ``eta``: per family the largest ``|actual - eta^2 Q(g)|``, the size
-    ``max |eta^2 Q(g)|``, and the largest ``|actual - 0|`` (the wrong hypothesis that a GD step
-    conserves ``Q`` as the flow does); the relative error of the diagonal product law."""
+    ``max |eta^2 Q(g)|``, the largest ``|actual - 0|`` (the wrong hypothesis that a GD step
+    conserves ``Q`` as the flow does), and the rounding bound ``tolerance`` of the comparison
+    (:func:`stagewise.numerics.roundoff.roundoff` of the largest magnitude ``A + B`` of an entry
+    before, after and of ``eta^2 Q(g)``, over the squares summed in one entry); the error of the
+    diagonal product law relative to the magnitude ``u^2 + v^2``, and its rounding bound."""
 
     eta: float
     error: dict[str, float]
     size: dict[str, float]
     product_law_error: float
     change: dict[str, float]
+    tolerance: dict[str, float]
+    product_law_tolerance: float
 
 
 def one_step_experiment(problems: Problems, eta: float, product_steps: int = 200) -> OneStepResult:
     """Proposition ``prf:thm-conservation-laws-one-step`` from the initialization, and its
     diagonal product form (Corollary ``prf:thm-conservation-laws-diagonal``) over ``product_steps``."""
-    error, size, change = {}, {}, {}
+    error, size, change, tolerance = {}, {}, {}, {}
     for name, family in problems.families.items():
-        actual, predicted = one_step_change(family, problems.params0[name], problems.data[name], eta)
+        params = problems.params0[name]
+        actual, predicted = one_step_change(family, params, problems.data[name], eta)
         error[name], size[name] = float((actual - predicted).abs().max()), float(predicted.abs().max())
         change[name] = float(actual.abs().max())
+        grads = gradients(family, params, problems.data[name])
+        after = [p - eta * g for p, g in zip(params, grads)]
+        magnitude = family.magnitude(params) + family.magnitude(after) + eta**2 * family.magnitude(grads)
+        tolerance[name] = roundoff(float(magnitude.max()), terms_per_entry(params))
     u0, v0 = problems.params0["diagonal"]
-    measured, predicted = diagonal_product_law(u0, v0, problems.data["diagonal"], eta, product_steps)
-    product_error = float(((measured - predicted).abs() / predicted.abs().clamp(min=1e-300)).max())
-    return OneStepResult(eta, error, size, product_error, change)
+    measured, predicted, magnitude = diagonal_product_law(u0, v0, problems.data["diagonal"], eta, product_steps)
+    product_error = float(((measured - predicted).abs() / magnitude).max())
+    # each step rounds u, v and the factor a few times, relative to the magnitude u^2 + v^2: 4 operations a step
+    return OneStepResult(eta, error, size, product_error, change, tolerance, roundoff(1.0, 4 * product_steps))
 
 
 @dataclass(frozen=True)
@@ -170,12 +337,24 @@ class SignResult:
 
 
 def _sign_flips(states: list[Params], mask: torch.Tensor) -> tuple[int, float]:
-    """Neurons (``mask``, shape (S, m)) whose ``a_j(t)`` ever has the opposite sign of ``a_j(0)``."""
+    """Neurons (``mask``, shape (S, m)) whose ``a_j(t)`` ever has the opposite sign of ``a_j(0)``
+    beyond rounding (``a_j(t) sign a_j(0) < -roundoff(max |a|)``: a zero-level wobble is not a crossing)."""
     a = torch.stack([p[1] for p in states])            # (T, S, m)
     signed = a * torch.sign(a[0])
-    flipped = ((signed < 0).any(0) & mask).sum()
+    flipped = ((signed < -roundoff(float(a.abs().max()))).any(0) & mask).sum()
     margin = signed.amin(0)[mask].min() if mask.any() else torch.tensor(float("nan"))
     return int(flipped), float(margin)
+
+
+def qualifying_neurons(W0: torch.Tensor, a0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The neurons with ``|a_j(0)| >= ||w_j(0)||`` and ``w_j(0) != 0`` (the hypothesis of Corollary
+    ``prf:thm-conservation-laws-relu``), and those with ``w_j(0) != 0``; both decided up to the rounding
+    of the norms, so that a balanced neuron (``|a| = ||w||`` up to one rounding) qualifies on every
+    machine and a rounding-level ``w`` counts as zero."""
+    norms = W0.norm(dim=-1)
+    level = roundoff(float(norms.max()), W0.shape[-1])
+    nonzero = norms > level
+    return (a0.abs() >= norms - level) & nonzero, nonzero
 
 
 def sign_experiment(problems: Problems, flow: FlowResult, horizon: float, rtol: float) -> SignResult:
@@ -186,14 +365,17 @@ def sign_experiment(problems: Problems, flow: FlowResult, horizon: float, rtol: 
     family, data = problems.families["relu"], problems.data["relu"]
     W0, a0 = problems.params0["relu"]
     norms = W0.norm(dim=-1)
-    mask = (a0.abs() >= norms) & (norms > 0)
+    mask, nonzero = qualifying_neurons(W0, a0)
     flips, margin = _sign_flips(flow.trajectories["relu"].states, mask)
     balanced = gradient_flow_study(family, data, [W0, torch.sign(a0) * norms], horizon, rtol)
-    balanced_flips, balanced_margin = _sign_flips(balanced.states, norms > 0)
+    balanced_flips, balanced_margin = _sign_flips(balanced.states, nonzero)
     i = int(data.Y[:, 0].abs().argmax())          # the control neuron: active on x_i only, a(0) against y_i
     w = (norms[0, 0] * data.X[i] / data.X[i].norm())[None, None, :]
     a = -0.2 * w.norm(dim=-1) * torch.sign(data.Y[i, 0])
-    control = gradient_flow_study(family, data, [w, a], horizon, rtol)
+    # the control must have time to cross: while a is small, da/dt = <w, x_i> y_i / n, so a reaches 0 after
+    # about 0.2 n / (||x_i|| |y_i|); it runs for four times that when the chapter's horizon is shorter
+    crossing = 0.2 * data.X.shape[0] / float(data.X[i].norm() * data.Y[i, 0].abs())
+    control = gradient_flow_study(family, data, [w, a], max(horizon, 4 * crossing), rtol)
     control_flips, _ = _sign_flips(control.states, torch.ones_like(a, dtype=torch.bool))
     return SignResult(int(mask.sum()), flips, balanced_flips, control_flips,
                       float(np.nanmin([margin, balanced_margin])))
@@ -204,7 +386,8 @@ class OrthogonalInit:
     """Two-layer linear network from ``I_gamma`` (Corollary ``prf:thm-conservation-laws-linear``):
     ``W_1(0) = sqrt(2 gamma) P`` with orthonormal columns (or rows), ``W_2(0) = 0``. ``error`` is
     ``max_t |W_1^T W_1 - W_2 W_2^T - 2 gamma P^T P|``, ``control_error`` the same against
-    ``gamma P^T P`` (the constant without its 2), ``scale`` is ``2 gamma``."""
+    ``gamma P^T P`` (the constant without its 2), ``scale`` the largest magnitude of an entry along the
+    flow (``2 gamma`` at the start, the size that the solver's relative error multiplies)."""
 
     gamma: float
     error: float
@@ -228,4 +411,5 @@ def orthogonal_init_experiment(problems: Problems, gamma: float, horizon: float,
     target = (P.transpose(-1, -2) @ P).flatten(1)
     error = float((flow.invariants[:, 0] - 2 * gamma * target).abs().max())
     control_error = float((flow.invariants[:, 0] - gamma * target).abs().max())
-    return OrthogonalInit(gamma, error, control_error, 2 * gamma)
+    scale = max(float(family.magnitude(p).abs().max()) for p in flow.states)   # 2 gamma at t = 0
+    return OrthogonalInit(gamma, error, control_error, scale)

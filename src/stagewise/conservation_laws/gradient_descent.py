@@ -30,18 +30,23 @@ def gd_drift_study(family: Family, data: Data, params0: Params, etas: list[float
     Each step size covers the same gradient-flow time ``horizon`` (``round(horizon / eta)``
     steps); records the invariants, shape ``(T, E, S, K)``, and the squared Frobenius norm of
     every parameter tensor, shape ``(T, E, S, n_tensors)`` (the layers of Corollary
-    ``prf:thm-conservation-laws-deep`` for the deep ReLU network). Divergence raises
+    ``prf:thm-conservation-laws-deep`` for the deep ReLU network), and the final parameters of every
+    (step size, seed) row (``Trajectory.final``, rows step size major). Divergence raises
     :class:`stagewise.numerics.flows.DivergenceError` naming the parameter ``etas``.
     """
     seeds = params0[0].shape[0]
     batched, eta = batch_over_step_sizes(params0, etas)
     n_inv = family.invariant(params0).shape[-1]
 
+    live: list[Params] = []
+
     def record(p: Params) -> torch.Tensor:
+        live[:] = [p]   # the loop updates these tensors in place: after it, they hold every row's final state
         norms = torch.stack([(W**2).flatten(1).sum(-1) for W in p], dim=-1)
         return torch.cat([family.invariant(p), norms], dim=-1)
 
     times, records = gradient_descent_batched(batched, lambda p: loss(family, p, data), eta, horizon,
                                               record, n_records, progress=progress)
     records = records.reshape(len(times), len(etas), seeds, -1)
-    return Trajectory(times, records[..., :n_inv], records[..., n_inv:])
+    final = [w.detach().clone() for w in live[0]]
+    return Trajectory(times, records[..., :n_inv], records[..., n_inv:], final=final)

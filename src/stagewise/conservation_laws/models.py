@@ -30,6 +30,9 @@ class Family:
     invariant: Callable[[Params], torch.Tensor]               # (B, K): one entry per conserved quantity
     shapes: Callable[[int, int, int, int], list[tuple[int, ...]]]  # (d, k, width, depth) -> shapes
     homogeneous: bool = True
+    # (B, K): per entry of ``invariant = A - B`` (two sums of squares), the sum ``A + B``: the size that
+    # sets the rounding error of the entry, which a difference near zero (a balanced neuron) does not show
+    magnitude: Callable[[Params], torch.Tensor] | None = None
 
 
 def _diagonal_forward(p: Params, X: torch.Tensor) -> torch.Tensor:
@@ -43,6 +46,11 @@ def _diagonal_invariant(p: Params) -> torch.Tensor:
     return u**2 - v**2
 
 
+def _diagonal_magnitude(p: Params) -> torch.Tensor:
+    u, v = p
+    return u**2 + v**2
+
+
 def _linear_forward(p: Params, X: torch.Tensor) -> torch.Tensor:
     W1, W2 = p
     return X @ W1 @ W2
@@ -53,6 +61,11 @@ def _linear_invariant(p: Params) -> torch.Tensor:
     W1, W2 = p
     gram = W1.transpose(-1, -2) @ W1 - W2 @ W2.transpose(-1, -2)
     return gram.flatten(1)
+
+
+def _linear_magnitude(p: Params) -> torch.Tensor:
+    W1, W2 = p
+    return (W1.abs().transpose(-1, -2) @ W1.abs() + W2.abs() @ W2.abs().transpose(-1, -2)).flatten(1)
 
 
 def _two_layer(activation: Callable[[torch.Tensor], torch.Tensor]):
@@ -68,6 +81,11 @@ def _two_layer_invariant(p: Params) -> torch.Tensor:
     return a**2 - (W**2).sum(-1)
 
 
+def _two_layer_magnitude(p: Params) -> torch.Tensor:
+    W, a = p
+    return a**2 + (W**2).sum(-1)
+
+
 def _deep_relu_forward(p: Params, X: torch.Tensor) -> torch.Tensor:
     h = X.expand(p[0].shape[0], *X.shape)
     for W in p[:-1]:
@@ -81,17 +99,31 @@ def _deep_relu_invariant(p: Params) -> torch.Tensor:
     return torch.cat([(W_in**2).sum(-1) - (W_out**2).sum(-2) for W_in, W_out in zip(p[:-1], p[1:])], dim=-1)
 
 
+def _deep_relu_magnitude(p: Params) -> torch.Tensor:
+    return torch.cat([(W_in**2).sum(-1) + (W_out**2).sum(-2) for W_in, W_out in zip(p[:-1], p[1:])], dim=-1)
+
+
 FAMILIES: dict[str, Family] = {
     "diagonal": Family(
-        "diagonal", _diagonal_forward, _diagonal_invariant, lambda d, k, m, L: [(d,), (d,)]),
+        "diagonal", _diagonal_forward, _diagonal_invariant, lambda d, k, m, L: [(d,), (d,)],
+        magnitude=_diagonal_magnitude),
     "linear": Family(
-        "linear", _linear_forward, _linear_invariant, lambda d, k, m, L: [(d, m), (m, k)]),
+        "linear", _linear_forward, _linear_invariant, lambda d, k, m, L: [(d, m), (m, k)],
+        magnitude=_linear_magnitude),
     "relu": Family(
-        "relu", _two_layer(torch.relu), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)]),
+        "relu", _two_layer(torch.relu), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)],
+        magnitude=_two_layer_magnitude),
     "deep_relu": Family(
         "deep_relu", _deep_relu_forward, _deep_relu_invariant,
-        lambda d, k, m, L: [(m, d)] + [(m, m)] * (L - 2) + [(k, m)]),
+        lambda d, k, m, L: [(m, d)] + [(m, m)] * (L - 2) + [(k, m)], magnitude=_deep_relu_magnitude),
     "tanh": Family(
-        "tanh", _two_layer(torch.tanh), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)], homogeneous=False),
+        "tanh", _two_layer(torch.tanh), _two_layer_invariant, lambda d, k, m, L: [(m, d), (m,)], homogeneous=False,
+        magnitude=_two_layer_magnitude),
 }
 """The four homogeneous families of the corollaries, and ``tanh``, the counterexample to the theorem."""
+
+
+def terms_per_entry(params: Params) -> int:
+    """A bound on the number of squares summed in one invariant entry (the ``dim`` of its rounding
+    error, :func:`stagewise.numerics.roundoff.roundoff`): the longest axis of each tensor, added."""
+    return int(sum(max(p.shape[1:], default=1) for p in params))

@@ -25,8 +25,10 @@ def one_step_change(family: Family, params: Params, data: Data, eta: float) -> t
 
 
 def diagonal_product_law(u0: torch.Tensor, v0: torch.Tensor, data: Data, eta: float, steps: int
-                         ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Run ``steps`` GD steps on the diagonal network and return ``u^2 - v^2`` measured and predicted.
+                         ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Run ``steps`` GD steps on the diagonal network and return ``u^2 - v^2`` measured and predicted,
+    and the largest magnitude ``u^2 + v^2`` along the run (the scale of their rounding errors: an error
+    relative to ``|u^2 - v^2|`` itself would blow up at a nearly balanced coordinate).
 
     The prediction is ``(u_0^2 - v_0^2) prod_t (1 - eta^2 g_t^2)`` with ``g_t`` the
     gradient in the product ``w = u * v`` at step t: the diagonal case of Proposition
@@ -38,9 +40,11 @@ def diagonal_product_law(u0: torch.Tensor, v0: torch.Tensor, data: Data, eta: fl
     family = FAMILIES["diagonal"]
     u, v = u0.clone(), v0.clone()
     factor = torch.ones_like(u)
+    magnitude = u**2 + v**2
     for _ in range(steps):
         # the diagonal network at (w, 1) is the linear model <w, x>: its u-gradient is dL/dw
         g = gradients(family, [u * v, torch.ones_like(u)], data)[0]
         u, v = u - eta * g * v, v - eta * g * u
         factor = factor * (1 - eta**2 * g**2)
-    return family.invariant([u, v]), family.invariant([u0, v0]) * factor
+        magnitude = torch.maximum(magnitude, u**2 + v**2)
+    return family.invariant([u, v]), family.invariant([u0, v0]) * factor, magnitude

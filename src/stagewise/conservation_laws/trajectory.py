@@ -16,6 +16,7 @@ class Trajectory:
     invariants: torch.Tensor
     layer_norms: torch.Tensor | None = None  # ||W||_F^2 of every parameter tensor, shape (T, E, S, n_tensors)
     states: list | None = None  # gradient flow only: the parameters (a ``Params``) at every record
+    final: list | None = None   # gradient descent only: the final parameters, rows (step size, seed) step size major
 
 
 def max_drift(invariants: torch.Tensor) -> torch.Tensor:
