@@ -205,5 +205,5 @@ def test_every_chapter_has_a_cost_model_that_matches_its_measured_default():
         from stagewise.core.parameters import resolve
         seconds = chapter.expected_seconds(resolve(chapter.parameters, {}, chapter.name))
         assert seconds is not None, f"{chapter.name}: no cost model (front matter 'cost:')"
-        measured = chapter.front_matter["expected_seconds"]
-        assert measured / 2 <= seconds <= 2 * measured, (chapter.name, seconds, measured)
+        measured = chapter.front_matter["expected_seconds"]   # measured two chapters at a time (stagewise book)
+        assert measured / 2.5 <= seconds <= 2 * measured, (chapter.name, seconds, measured)

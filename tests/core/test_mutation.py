@@ -16,7 +16,8 @@ def test_a_mutated_fit_fails_the_strict_run(tmp_path):
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert out.returncode == 3, out.stderr
     checks = {c["name"]: c["passed"] for c in json.loads((tmp_path / "r" / "results.json").read_text())["checks"]}
-    assert checks == {"decay matches (1 - eta)^steps": True, "log-log slope of x^2 is 2": False}
+    assert checks == {"decay matches (1 - eta)^steps": True, "log-log slope of x^2 is 2": False,
+                      "trace has one entry per step": True}
 
 
 def test_apply_from_env_passes_the_original(tmp_path, monkeypatch):
