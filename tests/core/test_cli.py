@@ -193,6 +193,10 @@ def test_the_expected_time_is_announced_only_well_above_the_default():
     params.resolve = lambda declared, overrides, name: {"steps": 40}
     try:
         assert cli._expected_time(Model(), {"steps": 50}) is None              # 100 s: not twice the default
+        Model.front_matter = {"expected_seconds": 40}                          # measured: half the model's figure
+        assert "about 7 min" in cli._expected_time(Model(), {"steps": 400}) and "(10x the default parameters' 40 s)" \
+            in cli._expected_time(Model(), {"steps": 400})
+        del Model.front_matter
         assert cli._expected_time(Model(), {"steps": 25}) is None
         line = cli._expected_time(Model(), {"steps": 400})
         assert line.startswith("expected time about 13 min") and "(10x the default parameters' 80 s)" in line
@@ -200,10 +204,14 @@ def test_the_expected_time_is_announced_only_well_above_the_default():
         params.resolve = original
 
 
-def test_every_chapter_has_a_cost_model_that_matches_its_measured_default():
+def test_every_chapter_has_a_cost_model_and_a_measured_default():
+    """The model gives the ratio to the default (each chapter's tests check that it grows with the parameters
+    that drive the cost); the seconds shown are anchored to the measured default in the front matter."""
+    from stagewise.core import cli
+    from stagewise.core.parameters import resolve
     for chapter in all_chapters():
-        from stagewise.core.parameters import resolve
-        seconds = chapter.expected_seconds(resolve(chapter.parameters, {}, chapter.name))
-        assert seconds is not None, f"{chapter.name}: no cost model (front matter 'cost:')"
-        measured = chapter.front_matter["expected_seconds"]   # measured two chapters at a time (stagewise book)
-        assert measured / 2.5 <= seconds <= 2 * measured, (chapter.name, seconds, measured)
+        defaults = resolve(chapter.parameters, {}, chapter.name)
+        seconds = chapter.expected_seconds(defaults)
+        assert seconds is not None and seconds > 0, f"{chapter.name}: no cost model (front matter 'cost:')"
+        assert chapter.front_matter["expected_seconds"] > 0
+        assert cli._expected_time(chapter, defaults) is None       # the default run is never announced as slow

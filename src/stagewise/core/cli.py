@@ -167,12 +167,19 @@ SLOW_FACTOR = 2.0
 
 def _expected_time(chapter, parameters: dict) -> str | None:
     """'expected time about N min (default parameters: M s)' when the chapter's cost model puts these
-    parameters well above the default's; None otherwise or without a cost model."""
+    parameters well above the default's; None otherwise or without a cost model.
+
+    The model gives the ratio to the default; the seconds are anchored to the default run's measured wall
+    time (``expected_seconds`` in the front matter, which the book build also uses to order chapters), so
+    that a model calibrated on a busier or slower machine does not shift the absolute figure."""
     from stagewise.core.parameters import resolve
     seconds = chapter.expected_seconds(parameters)
     if seconds is None:
         return None
     default = chapter.expected_seconds(resolve(chapter.parameters, {}, chapter.name))
+    measured = getattr(chapter, "front_matter", {}).get("expected_seconds")
+    if measured:
+        seconds, default = seconds * float(measured) / default, float(measured)
     if seconds < max(60.0, SLOW_FACTOR * default):
         return None
     shown = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
