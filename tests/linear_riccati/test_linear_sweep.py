@@ -51,6 +51,10 @@ def test_sweep_ratios_only_over_first_order_runs():
     probs = [data.make_regression(3, 5, 2, gen)]
     res = sweep.gamma_sweep(probs, [0.01, 3.0], 0.02, 60.0, first_order=[True, False])
     assert 1.6 < res.cor_ratio < 2.4 and 3.0 < res.gap_ratio < 5.0
+    only = sweep.gamma_sweep(probs, [0.01], 0.02, 60.0, first_order=[True])      # the first-order run alone
+    both = sweep.gamma_sweep(probs, [0.01, 3.0], 0.02, 60.0, first_order=[True, True])
+    assert abs(res.cor_ratio - only.cor_ratio) <= 1e-9 * abs(only.cor_ratio)
+    assert abs(both.cor_ratio - only.cor_ratio) > 1e-3 * abs(only.cor_ratio)   # control: the mark matters
     none = sweep.gamma_sweep(probs, [0.01], 0.02, 10.0, first_order=[False])
     assert math.isnan(none.cor_ratio) and math.isnan(none.drift_ratio)
 
