@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup book pdf test test-fast atlas atlas-ci contract bench bench-book clean
+.PHONY: setup book pdf test test-fast atlas atlas-ci power power-ci contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -29,13 +29,19 @@ test: setup  ## the whole test suite, including executing every chapter and buil
 	$(BIN)/python -m pytest
 
 test-fast: setup  ## unit and command-line tests only (no chapter execution)
-	$(BIN)/python -m pytest -m "not book and not atlas"
+	$(BIN)/python -m pytest -m "not book and not atlas and not power"
 
 atlas: setup  ## every chapter at every parameter set of tests/atlas/<chapter>.yaml (Dask, both cores); runs/atlas
 	$(BIN)/stagewise atlas
 
 atlas-ci: setup  ## the CI subset of the atlas: the points each atlas file lists under ci:
 	$(BIN)/stagewise atlas --ci
+
+power: setup  ## every chapter's bug catalogue through the chapter (Dask, both cores): book/power/<chapter>.json
+	$(BIN)/stagewise power
+
+power-ci: setup  ## only the bug each catalogue marks for CI (no baseline, nothing stored)
+	$(BIN)/stagewise power --ci
 
 contract: setup
 	../shared/checks/run-contract

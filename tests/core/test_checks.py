@@ -1,10 +1,12 @@
-"""Checks and their controls (stagewise.core.checks): a control is judged by the check's own criterion."""
+"""Checks and their controls (stagewise.core.checks): a control is an experiment computed in the run and judged by
+the row's own criterion; the forms that show nothing are refused."""
 import json
 from pathlib import Path
 
 import pytest
 import torch
 
+from stagewise.core import checks
 from stagewise.core.session import Run
 
 
@@ -12,51 +14,115 @@ def _run() -> Run:
     return Run("smoke-test", {"seed": 0}, torch.device("cpu"), Path("."))
 
 
-def test_a_control_is_judged_by_the_same_criterion():
+def gd_error(eta, steps, exponent):
+    """GD on x^2/2 against (1 - eta)^exponent: the smoke chapter's measurement, here with a wrong exponent."""
+    x = 1.0
+    for _ in range(steps):
+        x -= eta * x
+    return abs(x - (1 - eta) ** exponent)
+
+
+def loglog(power):
+    from stagewise.numerics.fits import loglog_slope
+    return loglog_slope([1.0, 2.0, 4.0], [x ** power for x in (1.0, 2.0, 4.0)])
+
+
+def order_ok(order):
+    return list(order) == sorted(order, reverse=True)
+
+
+def test_a_control_is_an_experiment_judged_by_the_same_criterion():
     run = _run()
-    run.check_below("error", 1e-9, 1e-6, control=("wrong exponent", 0.3))
-    assert run.checks[-1].passed
-    run.check_between("slope", 2.01, 1.9, 2.1, control=("slope of the untrained net", 2.05))
-    assert run.checks[-1].passed
-    run.check_true("monotone", True, control=("shuffled order", False))
-    assert run.checks[-1].passed
+    run.check_below("error", gd_error(0.1, 20, 20), 1e-12, statement="prop-smoke-decay",
+                    control=run.control("one step short", gd_error, 0.1, 19, 20))
+    run.check_between("slope", 2.01, 1.9, 2.1, statement="prop-smoke-decay",
+                      control=run.control("a slightly wrong power", loglog, 2.05))
+    run.check_true("ordered", order_ok([3.0, 2.5, 1.0]), statement="prop-smoke-decay",
+                   control=run.control("an unsorted run", order_ok, [2.5, 3.5, 1.0]))
+    run.check_above("effect", 0.4, 0.1, statement="prop-smoke-decay", control=run.no_control("no wrong hypothesis"))
     run.check_below("identity", 0.0, 1e-12, kind="sanity")
     rows = [c.as_dict() for c in run.checks]
-    assert rows[0]["control"] == {"what": "wrong exponent", "value": 0.3, "failed": True}
-    assert rows[1]["control"]["failed"] is False          # a control the check does not reject is shown as such
+    assert rows[0]["control"]["failed"] is True and rows[0]["control"]["via"].endswith("gd_error")
+    assert rows[1]["control"]["failed"] is False          # a control the row does not reject is shown as such
     assert rows[2]["control"]["failed"] is True
-    assert rows[3]["kind"] == "sanity" and "control" not in rows[3]
+    assert rows[3]["control"] == {"what": "none", "value": None, "failed": None, "why": "no wrong hypothesis"}
+    assert [r["relation"] for r in rows] == ["<=", "in", "true", ">=", "<="]
+    assert rows[4]["kind"] == "sanity" and "control" not in rows[4]
+    assert [c.powered for c in run.checks] == [True, False, True, False, False]
     json.dumps(rows)
 
 
-def test_a_check_without_a_criterion_needs_an_explicit_control_verdict():
+@pytest.mark.parametrize("make, message", [
+    (lambda run: run.control("untrained", lambda: 1.0), "lambda"),
+    (lambda run: run.control("taken as 1/2", float, 0.5), "float"),
+    (lambda run: run.control("reversed", reversed, [1, 2]), "reversed"),
+    (lambda run: run.control("", gd_error, 0.1, 20, 19), "description"),
+    (lambda run: run.control("a number", 0.5), "must be a function"),
+])
+def test_what_cannot_be_an_experiment_is_refused(make, message):
+    with pytest.raises(checks.ControlError, match=message):
+        make(_run())
+
+
+def test_a_control_that_shows_nothing_is_refused():
     run = _run()
-    with pytest.raises(TypeError, match="control=\\(what, value, passed\\)"):
-        run.check("custom", 1.0, 2.0, True, control=("wrong", 3.0))
-    run.check("custom", 1.0, 2.0, True, control=("wrong", 3.0, False))
-    assert run.checks[-1].passed
-    assert run.checks[-1].control.failed is True
+    e = gd_error(0.1, 20, 19.5)
+    run.check_below("first", e, 1.0, statement="prop-smoke-decay", control=run.control("x", gd_error, 0.2, 20, 19))
+    with pytest.raises(checks.ControlError, match="is the value of check 'first'"):       # borrowed
+        run.check_below("second", 0.5, 1.0, statement="prop-smoke-decay",
+                        control=run.control("borrowed", gd_error, 0.1, 20, 19.5))
+    with pytest.raises(checks.ControlError, match="own value"):
+        run.check_below("third", e, 1.0, statement="prop-smoke-decay", control=run.control("same", gd_error, 0.1, 20, 19.5))
+    with pytest.raises(checks.ControlError, match="reorders"):
+        run.check("order", [3.5, 2.5, 1.5], None, order_ok, relation="true", statement="prop-smoke-decay",
+                  control=run.control("largest last", sorted_list, [3.5, 2.5, 1.5]))
+    with pytest.raises(checks.ControlError, match="run.control"):                         # a tuple
+        run.check_below("fourth", 0.5, 1.0, statement="prop-smoke-decay", control=("untrained", 1.0))
+    with pytest.raises(checks.ControlError, match="needs control"):
+        run.check_below("fifth", 0.5, 1.0, statement="prop-smoke-decay")
+    with pytest.raises(checks.ControlError, match="criterion"):                           # a computed verdict
+        run.check("sixth", 0.5, 1.0, True, relation="<=", statement="prop-smoke-decay",
+                  control=run.control("x", gd_error, 0.3, 20, 19))
+    with pytest.raises(TypeError, match="statement"):
+        run.check_below("seventh", 0.5, 1.0, control=run.no_control("none"))
+    assert [c.name for c in run.checks] == ["first"]
+
+
+def sorted_list(values):
+    return sorted(values)
+
+
+def test_a_row_names_a_statement_of_its_chapter(fixture_chapters):
+    run = _run()
+    run.check_below("decay", 1e-13, 1e-12, statement="prop-smoke-decay", control=run.no_control("none here"))
+    assert run.checks[-1].statement_title.startswith("Proposition: Gradient descent")
+    with pytest.raises(ValueError, match="no label of chapter smoke-test"):
+        run.check_below("decay", 1e-13, 1e-12, statement="thm-missing", control=run.no_control("none"))
+    html = run.checks_table()._repr_html_()
+    assert "href='#prop-smoke-decay'" in html and "≤ 1e-12" in html and "control: none (none here)" in html
 
 
 def test_the_table_separates_sanity_rows_and_has_a_markdown_form():
     run = _run()
-    run.check_below("error", 1e-9, 1e-6, control=("wrong exponent", 0.3))
+    run.check_below("error", 1e-9, 1e-6, statement="prop-smoke-decay", control=run.control("wrong exponent", gd_error, 0.1, 20, 19))
     run.check_below("identity", 0.0, 1e-12, kind="sanity")
     table = run.checks_table()
     html = table._repr_html_()
-    assert "stagewise-checks" in html and "would catch" in html and "wrong exponent: 0.3 (rejected)" in html
+    assert "stagewise-checks" in html and "would catch" in html and "wrong exponent: " in html and "(rejected)" in html
+    assert "1 theorem rows with a verdict: 1 with a computed control" in html
     assert html.index("Sanity rows") < html.index("identity")
     markdown = table._repr_markdown_()
-    assert markdown.startswith("| check |") and "Sanity rows" in markdown and "<" not in markdown
+    assert "| check | statement |" in markdown and "Sanity rows" in markdown and "<" not in markdown.replace("≤", "")
 
 
 def test_rows_without_a_verdict_say_why_and_are_not_failures(fixture_chapters):
-    from stagewise.core import checks
     run = _run()
     assert not run.hypothesis("Assumption 1", False, "g = 3e-9", "|g| > 1e-6")
     run.not_run("stage 5 is learned", run.unmet("Assumption 1"))
-    run.empirical("rank grows", 0.02, 0.1, reproduced=False, reason="growth 0.02 ± 0.05 across seeds")
-    run.empirical("rank is low", 0.2, 0.5, reproduced=True, control=("one step", 0.9, False))
+    run.empirical("rank grows", 0.02, 0.1, False, relation=">=", statement="prop-smoke-decay",
+                  reason="growth 0.02 ± 0.05 across seeds")
+    run.empirical("rank is low", 0.2, 0.5, checks.below(0.5), relation="<=", statement="prop-smoke-decay",
+                  control=run.control("one step", gd_error, 0.5, 1, 3))
     run.check_below("identity", 1.0, 1e-12, kind="sanity")
     rows = [c.as_dict() for c in run.checks]
     assert [r["status"] for r in rows] == ["not run", "not reproduced at this budget", "pass", "fail"]

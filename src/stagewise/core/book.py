@@ -105,6 +105,8 @@ def render_html(strict: bool = True) -> float:
     """Sphinx build of the whole book into ``_build/html``; returns seconds."""
     started = time.time()
     faults.point("before-html")
+    from stagewise.core import power_page
+    power_page.write(EXECUTED_DIR)   # the appendix "What the checks can catch", from book/power/ (cheap)
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(PROJECT_ROOT),
                "--builder", "html", "--keep-going", "--all"]  # --all: Sphinx skips copying the CSS and static
     # files when no page is out of date, so an edited book.css never reached the pages (about 10 s either way)

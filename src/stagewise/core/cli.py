@@ -296,6 +296,9 @@ def _terminate(signum, frame):
     raise KeyboardInterrupt
 
 
+from stagewise.core.power import CatalogueError  # noqa: E402 - a bad catalogue is bad input (exit 2)
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _terminate)  # the command itself, not a library call
@@ -304,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
-        if args.command in ("list", "params", "run", "book", "pdf", "sweep", "atlas") and not CHAPTERS_DIR.is_dir():
+        if args.command in ("list", "params", "run", "book", "pdf", "sweep", "atlas", "power") and not CHAPTERS_DIR.is_dir():
             raise UsageError(f"the book's sources are not next to this installation ({CHAPTERS_DIR} is missing): "
                              "install from a clone with `make setup` or `pip install -e .`")
         if hasattr(args, "param"):
@@ -327,8 +330,10 @@ def main(argv: list[str] | None = None) -> int:
             return cli_sweep.atlas_command(args)
         if args.command == "collect":
             return cli_sweep.collect_command(args)
+        if args.command == "power":
+            return cli_sweep.power_command(args)
         return _book(args)
-    except (ParameterError, UnknownChapterError, OutputRefused, UsageError, ResultsSchemaError) as err:
+    except (ParameterError, UnknownChapterError, OutputRefused, UsageError, ResultsSchemaError, CatalogueError) as err:
         print(f"stagewise: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

@@ -45,6 +45,22 @@ def add_parsers(sub) -> None:
     a.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
     a.add_argument("--workers", type=int, default=0, metavar="N",
                    help="worker processes of the embedded LocalCluster (default: one per core)")
+    m = sub.add_parser(
+        "power", help="run each chapter's catalogue of realistic bugs and write the matrix bug x check",
+        description="Run CHAPTER unmodified and once per bug of its catalogue (stagewise.<chapter>.bugs: a "
+                    "function of the experiment or measurement code replaced by a plausible slip) at default "
+                    "parameters, each an ordinary run on Dask (LocalCluster on every core, or --scheduler; "
+                    "resumable: runs complete with the current code are skipped). A theorem row kills a bug when "
+                    "it passes unmodified and fails under the bug; a crash is no kill. Writes the matrix to "
+                    "book/power/<chapter>.json (the book's appendix 'What the checks can catch' is made from it). "
+                    "--ci: only the one bug each catalogue marks for CI, no baseline, nothing stored. Exit status: "
+                    "0 every bug killed, 1 some bug survived or crashed, 2 bad input, 130 interrupted.")
+    m.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
+    m.add_argument("--ci", action="store_true", help="only each catalogue's CI bug, matrix not stored (fast)")
+    m.add_argument("--out", type=Path, metavar="DIR", help="run folder (default: runs/power, or runs/power-ci)")
+    m.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
+    m.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="worker processes of the embedded LocalCluster (default: one per core)")
     k = sub.add_parser(
         "collect", help="collect a folder of runs into one table",
         description="Collect every run under DIR (each folder holding a results.json) into DIR/sweep.csv "
@@ -122,6 +138,31 @@ def atlas_command(args: argparse.Namespace) -> int:
     print(f"stagewise: atlas of {len(chapters)} chapter(s), {len(verdicts)} parameter sets in {seconds:.0f} s: "
           f"{len(verdicts) - len(bad)} hold, {len(bad)} fall short ({directory / 'atlas.json'})")
     return 1 if bad else 0
+
+
+def power_command(args: argparse.Namespace) -> int:
+    import time
+
+    from stagewise.core import power
+    from stagewise.core.registry import all_chapters
+    if args.workers < 0:
+        raise UsageError(f"--workers must be at least 1 (0: one per core), got {args.workers}")
+    chapters = args.chapters or [c.name for c in all_chapters()]
+    for name in chapters:
+        get_chapter(name)                                   # an unknown chapter: one line, exit 2
+    directory = args.out or Path("runs") / ("power-ci" if args.ci else "power")
+    started = time.time()
+    found = power.run(chapters, directory, args.ci, args.scheduler, args.workers)
+    seconds = time.time() - started
+    short = 0
+    for matrix in found:
+        print("\n".join(power.summary(matrix)))
+        short += matrix["total"] - matrix["killed"]
+        if not args.ci:
+            print(f"stagewise: matrix stored in {power.store(matrix)}")
+    killed, total = sum(m["killed"] for m in found), sum(m["total"] for m in found)
+    print(f"stagewise: power of {len(chapters)} chapter(s): {killed} of {total} bugs killed in {seconds:.0f} s")
+    return 1 if short else 0
 
 
 def collect_command(args: argparse.Namespace) -> int:

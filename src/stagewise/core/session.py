@@ -5,6 +5,7 @@ A chapter begins with ``run = stagewise.start("<chapter>", globals())`` right af
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -17,7 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from stagewise.core import checks, device as devices, faults, mutation
+from stagewise.core import checks, device as devices, faults, mutation, power
 from stagewise.core.registry import get_chapter
 from stagewise.core.figures import export, use_style
 from stagewise.core.parameters import validate
@@ -96,35 +97,78 @@ class Run:
             _glue(name, plain)
 
     # -- checks ---------------------------------------------------------------------
-    # A theorem check takes ``control=(what, value)``: a wrong hypothesis or broken experiment
-    # put through the same criterion, which must reject it (see stagewise.core.checks).
+    # A theorem row names its statement (``statement="thm-..."``, the label of its box) and its control:
+    # ``control=run.control(what, experiment, *args)``, the same measurement on a plausible wrong hypothesis or
+    # broken run computed now and judged by the row's own criterion, or ``run.no_control(why)``.
     # ``kind="sanity"`` marks an identity or consistency row, shown apart, not evidence.
-    def check(self, name: str, value: Any, tolerance: Any, passed: bool, detail: str = "", *,
-              control: Any = None, kind: str = checks.THEOREM) -> None:
-        """Record a check whose verdict ``passed`` the caller computed (control: (what, value, passed))."""
-        plain = _plain(value)
-        ok = bool(passed) and not (isinstance(plain, str) and plain in ("nan", "inf", "-inf"))
-        made = checks.make_control(control, None, _plain)
-        self.checks.append(checks.Check(name, plain, _plain(tolerance), ok, detail, kind, made))
+    def control(self, what: str, experiment, *args, **kwargs) -> checks.Control:
+        """The control of a row: ``experiment(*args, **kwargs)`` evaluated now, a named function measuring a
+        modified run or theory (an untrained network, half the steps, a wrong exponent on the same data).
+        A literal, a lambda, a builtin or another row's value is refused (see :mod:`stagewise.core.checks`)."""
+        return checks.measure(what, experiment, args, kwargs, _plain)
 
-    def _judged(self, name, value, tolerance, criterion, detail, control, kind) -> None:
+    @staticmethod
+    def no_control(why: str) -> checks.Control:
+        """For a row with no meaningful control: says so ("control: none"); the row does not count as powered."""
+        return checks.Control.none(why)
+
+    def _record(self, name, value, tolerance, criterion, detail, control, kind, relation, statement) -> None:
         plain = _plain(value)
-        ok = checks._safe(criterion, plain)
-        made = checks.make_control(control, criterion, _plain)
-        self.checks.append(checks.Check(name, plain, _plain(tolerance), ok, detail, kind, made))
+        if kind == checks.THEOREM and control is None:
+            raise checks.ControlError(f"theorem check {name!r} needs control=run.control(...) or "
+                                      "run.no_control(why)")
+        if kind in (checks.THEOREM, checks.EMPIRICAL) and not statement:
+            raise TypeError(f"check {name!r}: name the statement it tests (statement='<label>')")
+        title = self._statement_title(statement, name) if statement else ""
+        if callable(criterion):
+            ok = checks._safe(criterion, plain)
+            made = checks.judge_control(control, criterion, name)
+        else:
+            if control is not None and not control.is_none:
+                raise checks.ControlError(f"check {name!r}: give a criterion (a function of the value) instead of "
+                                          "a computed verdict, so that the control is judged by the same one")
+            ok = bool(criterion)
+            made = control
+        ok = ok and not (isinstance(plain, str) and plain in ("nan", "inf", "-inf"))
+        if made is not None:
+            checks.refuse_control(made, name, plain, self.checks)
+        self.checks.append(checks.Check(name, plain, _plain(tolerance), ok, detail, kind, made, "", relation,
+                                        statement or "", title))
+
+    def _statement_title(self, label: str, name: str) -> str:
+        labels = statement_labels(self.chapter)
+        if labels is None:          # a Run outside any registered chapter (unit tests): nothing to look up
+            return label
+        if label not in labels:
+            raise ValueError(f"check {name!r}: statement {label!r} is no label of chapter {self.chapter} "
+                             f"(labels: {', '.join(sorted(labels)) or 'none'})")
+        return labels[label]
+
+    def check(self, name: str, value: Any, tolerance: Any, criterion, detail: str = "", *, relation: str,
+              control: Any = None, kind: str = checks.THEOREM, statement: str = "") -> None:
+        """Record a check judged by ``criterion`` (a function of the value; a computed bool only for rows
+        without a computed control); ``relation`` (``<=``, ``>=``, ``in``, ``==``, ``true``) says how the value
+        must relate to ``tolerance`` in the table."""
+        self._record(name, value, tolerance, criterion, detail, control, kind, relation, statement)
 
     def check_below(self, name: str, value: float, tolerance: float, detail: str = "", *,
-                    control: Any = None, kind: str = checks.THEOREM) -> None:
+                    control: Any = None, kind: str = checks.THEOREM, statement: str = "") -> None:
         """Pass when an error measure ``value`` is at most ``tolerance``."""
-        self._judged(name, float(value), tolerance, checks.below(tolerance), detail, control, kind)
+        self._record(name, float(value), tolerance, checks.below(tolerance), detail, control, kind, "<=", statement)
+
+    def check_above(self, name: str, value: float, tolerance: float, detail: str = "", *,
+                    control: Any = None, kind: str = checks.THEOREM, statement: str = "") -> None:
+        """Pass when ``value`` is at least ``tolerance`` (an effect, a margin, a fraction)."""
+        self._record(name, float(value), tolerance, checks.above(tolerance), detail, control, kind, ">=", statement)
 
     def check_between(self, name: str, value: float, low: float, high: float, detail: str = "", *,
-                      control: Any = None, kind: str = checks.THEOREM) -> None:
-        self._judged(name, float(value), [low, high], checks.between(low, high), detail, control, kind)
+                      control: Any = None, kind: str = checks.THEOREM, statement: str = "") -> None:
+        self._record(name, float(value), [low, high], checks.between(low, high), detail, control, kind, "in",
+                     statement)
 
     def check_true(self, name: str, condition: bool, detail: str = "", *,
-                   control: Any = None, kind: str = checks.THEOREM) -> None:
-        self._judged(name, bool(condition), True, checks.truthy, detail, control, kind)
+                   control: Any = None, kind: str = checks.THEOREM, statement: str = "") -> None:
+        self._record(name, bool(condition), None, checks.truthy, detail, control, kind, "true", statement)
 
     # -- hypotheses and rows without a verdict ------------------------------------------
     def hypothesis(self, name: str, holds: bool, measured: str, requirement: str = "") -> bool:
@@ -156,16 +200,27 @@ class Run:
                 return f"hypothesis not met: {name} ({h['measured']}{need})"
         raise KeyError(f"no hypothesis named {name!r} was recorded")
 
-    def empirical(self, name: str, value: Any, tolerance: Any, reproduced: bool, detail: str = "", *,
-                  control: Any = None, reason: str = "") -> None:
-        """An empirical claim of the paper (not a theorem): ``reproduced`` or, when this run's budget
-        does not show it, 'not reproduced at this budget' (no verdict, never a failure); ``reason`` says
-        what was measured. ``control=(what, value, passed)`` as for :meth:`check`."""
+    def empirical(self, name: str, value: Any, tolerance: Any, reproduced, detail: str = "", *,
+                  relation: str, statement: str, control: Any = None, reason: str = "") -> None:
+        """An empirical claim of the paper (not a theorem): 'reproduced' or, when this run's budget does not
+        show it, 'not reproduced at this budget' (no verdict, never a failure); ``reason`` says what was
+        measured. ``reproduced`` is a criterion (a function of the value, which also judges ``control``) or a
+        computed bool (then no computed control)."""
         plain = _plain(value)
-        made = checks.make_control(control, None, _plain)
-        passed = True if reproduced else None
-        why = "" if reproduced else (reason or "the effect is not above its noise in this run")
-        self.checks.append(checks.Check(name, plain, _plain(tolerance), passed, detail, checks.EMPIRICAL, made, why))
+        if callable(reproduced):
+            shown = checks._safe(reproduced, plain)
+            made = checks.judge_control(control, reproduced, name)
+        else:
+            if control is not None and not control.is_none:
+                raise checks.ControlError(f"claim {name!r}: give a criterion instead of a computed verdict, so that "
+                                          "the control is judged by the same one")
+            shown, made = bool(reproduced), control
+        if made is not None:
+            checks.refuse_control(made, name, plain, self.checks)
+        why = "" if shown else (reason or "the effect is not above its noise in this run")
+        self.checks.append(checks.Check(name, plain, _plain(tolerance), True if shown else None, detail,
+                                        checks.EMPIRICAL, made, why, relation, statement,
+                                        self._statement_title(statement, name)))
 
     def checks_table(self) -> checks.ChecksTable:
         """The table of checks, as shown in the chapter (HTML; Markdown for other outputs)."""
@@ -221,6 +276,47 @@ class Run:
         return self.checks_table()
 
 
+def statement_labels(chapter: str) -> dict[str, str] | None:
+    """The labels a row may name in a registered chapter, each with how the table shows it: a sphinx-proof
+    box (``:::{prf:theorem} Title`` and ``:label: thm-x``: "Theorem: Title") or a target ``(sec-x)=`` before
+    a heading (the heading). None for a chapter that is not registered."""
+    from stagewise.core.registry import UnknownChapterError
+    try:
+        source = get_chapter(chapter).source
+    except UnknownChapterError:
+        return None
+    return _labels_of(str(source), source.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _labels_of(path: str, mtime_ns: int) -> dict[str, str]:
+    import re
+    text = Path(path).read_text()
+    labels, box, target = {}, None, None
+    for line in text.splitlines():
+        opened = re.match(r"^:{3,}\{prf:(\w+)\}\s*(.*)$", line) or re.match(r"^`{3,}\{prf:(\w+)\}\s*(.*)$", line)
+        if opened:
+            title = re.sub(r"\$([^$]*)\$", lambda m: m.group(1).replace("\\", ""), opened.group(2).strip())
+            box = opened.group(1).capitalize() + (f": {title}" if title else "")
+            continue
+        found = re.match(r"^:label:\s*(\S+)", line)
+        if found and box:
+            labels[found.group(1)] = box
+            box = None
+            continue
+        found = re.match(r"^\(([\w-]+)\)=\s*$", line)
+        if found:
+            target = found.group(1)
+            continue
+        if target and line.startswith("#"):
+            labels[target] = line.lstrip("#").strip()
+            target = None
+        elif target and line.strip():
+            labels[target] = target
+            target = None
+    return labels
+
+
 _TERMINAL: list = []
 
 
@@ -249,6 +345,7 @@ def start(chapter: str, namespace: dict[str, Any]) -> Run:
     """Validate the notebook's parameters and set up device, seed, threads and style."""
     faults.point("notebook-start")
     mutation.apply_from_env()  # only in mutation tests (STAGEWISE_MUTATION)
+    power.apply_from_env()     # only in the mutation matrix (STAGEWISE_BUG, see stagewise.core.power)
     spec = get_chapter(chapter)
     parameters = validate(spec.parameters, namespace)
     spec.check_parameters(parameters)

@@ -40,13 +40,15 @@ class PointResult:
 _CHILDREN: dict[str, subprocess.Popen] = {}
 
 
-def run_point(chapter: str, parameters: dict[str, Any], folder: str) -> tuple[int, float, str]:
-    """On a worker: ``stagewise run CHAPTER -p ... --out FOLDER`` in a subprocess (one torch thread);
-    returns ``(exit status, seconds, last line of stderr)``."""
+def run_point(chapter: str, parameters: dict[str, Any], folder: str,
+              environment: dict[str, str] | None = None) -> tuple[int, float, str]:
+    """On a worker: ``stagewise run CHAPTER -p ... --out FOLDER`` in a subprocess (one torch thread), with
+    ``environment`` added (a bug of the mutation matrix, see :mod:`.power`); returns ``(exit status, seconds,
+    last line of stderr)``."""
     argv = [sys.executable, "-m", "stagewise", "run", chapter, "--quiet", "--out", folder]
     for name, value in parameters.items():
         argv += ["-p", name, json.dumps(value) if not isinstance(value, str) else value]
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", **(environment or {}))
     started = time.time()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     _CHILDREN[folder] = proc
@@ -177,7 +179,7 @@ def _run_all(client, chapter, todo, directory, status, manifest, say, poll: floa
     starts or ends, and ``sweep.json`` rewritten with each point's status (queued, running, complete,
     failed; interrupted on Ctrl-C)."""
     futures = {client.submit(run_point, chapter, p["overrides"], str(directory / "points" / p["id"]),
-                             key=f"point-{p['id']}", pure=False): p["id"] for p in todo}
+                             p.get("environment"), key=f"point-{p['id']}", pure=False): p["id"] for p in todo}
     for pid in futures.values():
         status[pid]["status"] = "queued"
     _write_manifest(directory, manifest)

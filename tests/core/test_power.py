@@ -1,0 +1,76 @@
+"""The mutation matrix (stagewise.core.power) and its appendix page (stagewise.core.power_page).
+
+On the smoke-test chapter, whose catalogue has a bug its checks kill, one they cannot see and one that crashes the
+run: the matrix must say killed / survived / crashed for them (control: the baseline passes every row). Then every
+chapter's catalogue is checked (size, kinds, docstrings) and, in the ``power`` lane, each chapter's CI bug is run
+through the chapter at default parameters and must be killed by a theorem row.
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE
+from stagewise.core import power, power_page
+from stagewise.core.registry import CHAPTER_ORDER, get_chapter
+
+
+def _power(*args, tmp_path, timeout=900):
+    env = dict(os.environ, STAGEWISE_EXTRA_CHAPTERS=str(FIXTURE_CHAPTERS),
+               STAGEWISE_POWER_DIR=str(tmp_path / "stored"))
+    return subprocess.run([STAGEWISE, "power", *args], capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=timeout)
+
+
+def test_the_matrix_says_killed_survived_and_crashed(tmp_path):
+    out = _power("smoke-test", "--workers", "2", "--out", str(tmp_path / "p"), tmp_path=tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr          # a survivor and a crash: not every bug killed
+    stored = json.loads((tmp_path / "stored" / "smoke-test.json").read_text())
+    outcome = {b["name"]: b for b in stored["bugs"]}
+    assert outcome["slope-off"]["outcome"] == "killed"
+    assert outcome["slope-off"]["killed_by"] == ["log-log slope of x^2 is 2"]
+    assert outcome["slope-rounded"]["outcome"] == "survived"
+    assert outcome["slope-raises"]["outcome"] == "crashed" and "swapped" in outcome["slope-raises"]["message"]
+    assert all(c["baseline"] == "pass" for c in stored["checks"])   # control: unmodified, every row passes
+    assert stored["killed"] == 1 and stored["total"] == 3
+    assert "SURVIVED slope-rounded" in out.stdout and "CRASHED  slope-raises" in out.stdout
+    again = _power("smoke-test", "--workers", "1", "--out", str(tmp_path / "p"), tmp_path=tmp_path)
+    assert "3 up to date, 1 to run" in again.stdout      # resumable like a sweep: only the crashed run again
+
+
+def test_the_appendix_shows_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixture_chapters):
+    monkeypatch.setenv(power.POWER_DIR_ENV, str(tmp_path))
+    chapter = get_chapter("conservation-laws")
+    from stagewise.core.provenance import code_fingerprint
+    stored = {"chapter": chapter.name, "fingerprint": code_fingerprint(chapter.source), "commit": "abc",
+              "checks": [{"name": "row", "kind": "theorem", "baseline": "pass"}], "killed": 1, "total": 1,
+              "bugs": [{"name": "b", "category": "sign error", "target": "m:f", "doc": "A sign error. Plausible.",
+                        "outcome": "killed", "killed_by": ["row"], "sanity_failed": [], "cells": {"row": "killed"}}]}
+    (tmp_path / "conservation-laws.json").write_text(json.dumps(stored))
+    fresh = power_page.page()
+    assert "1 of 1 bugs killed" in fresh and "| B1 | K |" in fresh
+    section = fresh[fresh.index("(power-conservation-laws)="):fresh.index("(power-diagonal-incremental)=")]
+    assert "Stale" not in section and "current code" in section
+    stored["fingerprint"] = "older"
+    (tmp_path / "conservation-laws.json").write_text(json.dumps(stored))
+    stale = power_page.page()
+    assert "**Stale.**" in stale[stale.index("(power-conservation-laws)="):stale.index("(power-diagonal-incremental)=")]
+    assert "No matrix is stored" in stale                              # the other chapters say so
+
+
+@pytest.mark.parametrize("chapter", CHAPTER_ORDER)
+def test_each_catalogue_has_realistic_bugs(chapter):
+    bugs = power.catalogue(chapter)
+    assert len(bugs) >= power.MIN_BUGS
+    assert len({b.category for b in bugs}) >= 6, "at least six kinds of slip"
+    assert sum(b.ci for b in bugs) == 1
+    assert all(len(b.doc) >= 80 for b in bugs), "each docstring says what the bug is and why it is plausible"
+
+
+@pytest.mark.power
+def test_each_chapters_ci_bug_is_killed_by_a_theorem_row(tmp_path):
+    """CI runs one bug per chapter through the chapter at default parameters (2 workers)."""
+    out = _power("--ci", "--out", str(tmp_path / "ci"), tmp_path=tmp_path, timeout=1800)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert out.stdout.count("bugs killed by a theorem check") == len(CHAPTER_ORDER)
