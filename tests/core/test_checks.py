@@ -139,3 +139,10 @@ def test_rows_without_a_verdict_say_why_and_are_not_failures(fixture_chapters):
         checks.Check("x", None, None, None)
     with pytest.raises(KeyError):
         run.unmet("never recorded")
+
+
+def test_the_browser_audit_reads_the_result_column():
+    """The page audit (stagewise.core.browser) finds failed rows by the result column's position."""
+    from stagewise.core import browser
+    assert checks.HEADER[checks.RESULT_COLUMN] == "result" and checks.HEADER[checks.STATEMENT_COLUMN] == "statement"
+    assert f"r.cells[{checks.RESULT_COLUMN}].innerText" in browser._PAGE_FACTS

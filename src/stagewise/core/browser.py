@@ -130,7 +130,7 @@ _PAGE_FACTS = """() => {
   const imgs = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
   const links = [...document.querySelectorAll('a[href]')].map(a => a.href);
   const rows = [...document.querySelectorAll('table.stagewise-checks tbody tr')]
-      .filter(r => r.cells.length > 3).map(r => [r.cells[0].innerText, r.cells[3].innerText]);
+      .filter(r => r.cells.length > 4).map(r => [r.cells[0].innerText, r.cells[4].innerText]);  // check, result
   const errors = [...document.querySelectorAll('.output.error, .output.traceback, .output.stderr')]
       .map(e => e.innerText.slice(0, 200));
   const wide = [...document.querySelectorAll('div.highlight pre')]
