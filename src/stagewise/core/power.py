@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -80,7 +81,6 @@ def _catalogue_module(chapter: str):
     spec = get_chapter(chapter)
     named = spec.front_matter.get("bugs")
     if named:
-        import importlib.util
         path = (spec.source.parent / named).resolve()
         loader = importlib.util.spec_from_file_location(f"stagewise_bugs_{chapter.replace('-', '_')}", path)
         if loader is None or loader.loader is None or not path.is_file():
