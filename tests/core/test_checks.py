@@ -64,18 +64,29 @@ def test_what_cannot_be_an_experiment_is_refused(make, message):
         make(_run())
 
 
+def passed_through(x, scale=1.0):
+    return x * scale
+
+
 def test_a_control_that_shows_nothing_is_refused():
     run = _run()
     e = gd_error(0.1, 20, 19.5)
     run.check_below("first", e, 1.0, statement="prop-smoke-decay", control=run.control("x", gd_error, 0.2, 20, 19))
     with pytest.raises(checks.ControlError, match="is the value of check 'first'"):       # borrowed
         run.check_below("second", 0.5, 1.0, statement="prop-smoke-decay",
-                        control=run.control("borrowed", gd_error, 0.1, 20, 19.5))
+                        control=run.control("borrowed", passed_through, e))
     with pytest.raises(checks.ControlError, match="own value"):
-        run.check_below("third", e, 1.0, statement="prop-smoke-decay", control=run.control("same", gd_error, 0.1, 20, 19.5))
+        run.check_below("third", e, 1.0, statement="prop-smoke-decay", control=run.control("same", passed_through, e))
+    # two different experiments that give the same number (a coincidence, a count) are no borrowing
+    run.check_below("coincides", 0.25, 1.0, statement="prop-smoke-decay", control=run.control("same value by another "
+                    "experiment", gd_error, 0.1, 20, 19.5))
+    assert run.checks[-1].control.value == e and run.checks[-1].control.failed is False
     with pytest.raises(checks.ControlError, match="reorders"):
         run.check("order", [3.5, 2.5, 1.5], None, order_ok, relation="true", statement="prop-smoke-decay",
                   control=run.control("largest last", sorted_list, [3.5, 2.5, 1.5]))
+    run.check("order of a broken run", [3, 2, 1], None, order_ok, relation="true", statement="prop-smoke-decay",
+              control=run.control("a run that learns in another order", learned_order, 2))   # same set, measured
+    assert run.checks[-1].control.failed is True
     with pytest.raises(checks.ControlError, match="run.control"):                         # a tuple
         run.check_below("fourth", 0.5, 1.0, statement="prop-smoke-decay", control=("untrained", 1.0))
     with pytest.raises(checks.ControlError, match="needs control"):
@@ -85,7 +96,11 @@ def test_a_control_that_shows_nothing_is_refused():
                   control=run.control("x", gd_error, 0.3, 20, 19))
     with pytest.raises(TypeError, match="statement"):
         run.check_below("seventh", 0.5, 1.0, control=run.no_control("none"))
-    assert [c.name for c in run.checks] == ["first"]
+    assert [c.name for c in run.checks] == ["first", "coincides", "order of a broken run"]
+
+
+def learned_order(first):
+    return [first, 3, 1]
 
 
 def sorted_list(values):

@@ -66,6 +66,7 @@ class Control:
     failed: bool | None = None      # set when the check judges it
     via: str = ""                   # the function that computed it (module.qualname)
     why_none: str = ""              # for Control.none: why no meaningful control exists
+    inputs: tuple = ()              # the experiment's arguments, plain (to tell a borrowed number from a coincidence)
 
     @classmethod
     def none(cls, why: str) -> "Control":
@@ -107,7 +108,12 @@ def measure(what: str, experiment: Callable[..., Any], args: tuple, kwargs: dict
     if getattr(inner, "__module__", None) == "builtins" or name in FORBIDDEN_EXPERIMENTS:
         raise ControlError(f"control {what!r}: {name}() turns numbers into a control; call the measurement on a "
                            "modified run instead")
-    return Control(what.strip(), plain(experiment(*args, **kwargs)), None, _qualname(experiment))
+    inputs = tuple(plain(a) for a in list(args) + list(kwargs.values()) if _numbers_like(a))
+    return Control(what.strip(), plain(experiment(*args, **kwargs)), None, _qualname(experiment), "", inputs)
+
+
+def _numbers_like(a: Any) -> bool:
+    return isinstance(a, (int, float, list, tuple)) or type(a).__name__ in ("ndarray", "Tensor", "float64")
 
 
 def _numbers(value: Any) -> list[float]:
@@ -126,19 +132,24 @@ def _informative(value: Any) -> bool:
 
 
 def refuse_control(control: Control, name: str, value: Any, recorded: list["Check"]) -> None:
-    """Raise ControlError for a control that shows nothing: the row's own value, another row's value
-    (borrowed), or a reordering of the row's own list."""
+    """Raise ControlError for a control that shows nothing because it only passes numbers of the run through:
+    its experiment was handed another row's value and returned it (borrowed), was handed the row's own value
+    and returned it, or was handed the row's own list and returned it reordered. Two different experiments
+    that happen to give the same number (a count, a fraction, the same optimum) are no such thing."""
     if control.is_none:
         return
-    if _informative(control.value) and control.value == value:
-        raise ControlError(f"check {name!r}: its control {control.what!r} has the check's own value")
+    handed = [x for x in control.inputs]
+    if _informative(control.value) and control.value == value and value in handed:
+        raise ControlError(f"check {name!r}: its control {control.what!r} passes the check's own value through")
     for other in recorded:
-        if other.name != name and _informative(control.value) and control.value == other.value:
+        if (other.name != name and _informative(control.value) and control.value == other.value
+                and other.value in handed):
             raise ControlError(f"check {name!r}: its control {control.what!r} is the value of check "
                                f"{other.name!r}; a control is its own experiment, not a borrowed number")
     if (isinstance(control.value, list) and isinstance(value, list) and len(value) > 1
-            and control.value != value and _numbers(control.value) and sorted(_numbers(control.value))
-            == sorted(_numbers(value))):
+            and control.value != value and _numbers(control.value)
+            and sorted(_numbers(control.value)) == sorted(_numbers(value))
+            and any(sorted(_numbers(h)) == sorted(_numbers(value)) for h in handed if isinstance(h, list))):
         raise ControlError(f"check {name!r}: its control {control.what!r} reorders the measured list; if the list "
                            "passes, its reordering fails by construction, which shows nothing")
 
@@ -221,7 +232,7 @@ def judge_control(control: Any, criterion: Callable[[Any], bool] | None, name: s
     if criterion is None:
         raise ControlError(f"check {name!r}: give the row's criterion (a function of the value), so that its "
                            "control is judged by the same one")
-    return Control(control.what, control.value, not _safe(criterion, control.value), control.via)
+    return Control(control.what, control.value, not _safe(criterion, control.value), control.via, "", control.inputs)
 
 
 def _safe(criterion: Callable[[Any], bool], value: Any) -> bool:
