@@ -47,7 +47,8 @@ def test_mask_monte_carlo_matches_exact_and_bounds():
     assert abs(rows - p) < 4.5 * np.sqrt(p * (1 - p) / 4000)
     assert full <= rows
     study = coverage.weights_study(np.random.default_rng(0), 2000, grid=((8, 6), (12, 20)))
-    assert study.z_exact < 4.5 and study.z_full < 4.5 and study.z_full_rows_only > 4.5
+    assert study.z_exact < 4.5 and study.z_full < 4.5 and coverage.weights_z_rows_only(study) > 4.5
+    assert coverage.weights_z_signs_ignored(study) > 4.5
 
 
 def test_lazy_norm_keeps_an_interpolating_init():
@@ -72,3 +73,20 @@ def test_validator_requires_a_lazy_width():
     parameters.check_parameters({**base, "width_gd_widths": [16, 256]})
     with pytest.raises(ParameterError, match="width_gd_widths"):
         parameters.check_parameters({**base, "width_gd_widths": [16, 64]})
+
+
+def test_iff_and_its_controls_on_a_small_cover_experiment():
+    """The interpolation-iff-covered row holds at the end of the budgets and fails when the runs are read at the
+    last predicted jump; the uncovered plateau is met, and retraining with the uncovered points made reachable
+    fits them (error about 1)."""
+    cover = assumption4.interpolation_iff_covered(12, 12)
+    assert assumption4.interpolates_iff_covered(cover)
+    assert not assumption4.interpolates_iff_covered(cover, margin=False)
+    assert cover.plateau_rel and assumption4.uncovered_plateau_error(cover) < 1e-6
+    assert assumption4.plateau_error_if_covered(cover) > 0.5
+
+
+def test_tie_count_recomputes_both_label_kinds():
+    t = assumption4.tie_experiment(0, draws=40)
+    assert assumption4.tie_count(t, "continuous") == t.ties_continuous == 0
+    assert assumption4.tie_count(t, "rademacher") == t.ties_rademacher > 0

@@ -20,16 +20,49 @@ def test_norm_vs_n_gd_small():
     assert np.all(gd.over_alg1 > 0.5) and np.all(gd.over_alg1 < 1.5)
 
 
+def test_unlearned_runs_reads_the_weights_against_the_labels():
+    """Fig. 5's learned-labels row: covered runs with their whole budget learn their own labels (count 0); held
+    against the next draw's labels (a misaligned batch) they do not; a run's outputs replaced by zeros (initial
+    weights reported as final) does not either."""
+    gd = implicit_bias.norm_vs_n_gd(2, 5, 30.0, draws=2)
+    assert gd.testable.any()
+    assert implicit_bias.unlearned_runs(gd) == 0
+    assert implicit_bias.unlearned_runs(gd, 1) == int(gd.testable.sum())
+    r = int(np.flatnonzero(gd.testable)[0])
+    gd.outputs[r] = np.zeros_like(gd.outputs[r])
+    assert implicit_bias.unlearned_runs(gd) == 1
+
+
+def test_interpolation_threshold_gd_between_stop_and_one_point():
+    """The threshold lies between the stopping loss and the plateau of the smallest label, floored at 10 GD_TOL."""
+    y = np.array([1.0, -0.5, 2.0, 0.1])
+    thr = implicit_bias.interpolation_threshold_gd(y)
+    assert implicit_bias.GD_TOL < thr < 0.1 ** 2 / 8
+    assert implicit_bias.interpolation_threshold_gd(np.array([1.0, 1e-9])) == 10 * implicit_bias.GD_TOL
+
+
 def test_norm_vs_width_small():
     """Fig. 6 at small widths: sandwich, GD lower bound; He init trains (not yet lazy at m = 16)."""
     w = implicit_bias.norm_vs_width(3, 4, 4, [16], 30.0, widths=2 ** np.arange(4, 7), gd_draws=2)
     assert w.ratio.shape == (3,) and all(w.sandwich_ok) and w.gd_lower_ok
     assert w.he_pred.tolist() == [17 / 3]
-    assert w.he_fit.shape == (1,) and w.he_fit[0] < 1.0 and w.he_fit_untrained[0] == 1.0
-    assert np.all(w.he_lazy_rel >= 0) and np.all(w.he_init_rel >= 0)
+    assert w.he_fit.shape == (1,) and w.he_fit[0] < 1.0 and np.all(w.he_lazy_rel >= 0)
     with pytest.raises(ValueError, match="256"):
         w.lazy_widths()
+    d, low, high = implicit_bias.width_decrease(w)
+    assert low <= d <= high
     assert np.all(np.isfinite(w.he_norm)) and np.all(w.he_ratio > 0)
+
+
+def test_he_controls_at_a_lazy_width():
+    """Fig. 6 at m = 256: the He runs fit their labels (read off the weights); 1% of the steps does not; the
+    small-init norm is far from the lazy prediction; a misaligned label batch is seen by the fit."""
+    w = implicit_bias.norm_vs_width(3, 4, 2, [256], 30.0, widths=2 ** np.arange(4, 6), gd_draws=2)
+    assert w.he_fit[0] < 1e-6 < implicit_bias.he_fit_stopped_early(w)
+    assert w.he_lazy_rel[0] < 0.5 < implicit_bias.rich_vs_lazy(w)
+    y, W, a = w.he_runs[0]
+    res = implicit_bias.he_training(y[::-1].copy(), W, a, implicit_bias.HE_STEPS)
+    assert implicit_bias.he_fit_ratio(res, y, W, a) > 1e-3
 
 
 def test_slope_window_named_from_parameters_and_band_from_noise():

@@ -39,6 +39,9 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
                                   ``implicit_bias.norm_vs_n_gd`` (GD lower bound)
 ``thm-relu-orthogonal-sqrtn``     Theorem 3, sqrt(n) scaling: ``norms.width_rule``,
                                   ``implicit_bias.norm_vs_n``, ``implicit_bias.norm_vs_width``
+``prop-relu-orthogonal-width``    Figure 6 (width trend, an empirical claim) and lazy training
+                                  from the He init: ``implicit_bias.norm_vs_width``,
+                                  ``lazy_norm_sq``, ``he_training``, ``he_fit_ratio``
 ================================  =========================================================
 
 Modules:
@@ -57,4 +60,5 @@ Modules:
 * ``figures``: the chapter's figures, one function each.
 * ``reference``: the plain NumPy GD loop the tests and the benchmark compare against.
 * ``parameters``: the chapter's cross-parameter validator ``check_parameters``.
+* ``bugs``: the catalogue of realistic bugs that ``stagewise power`` runs through the chapter.
 """

@@ -7,13 +7,14 @@ labels with the same signs (same mask) do not.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from stagewise.relu_orthogonal.algorithm import LimitProcess, algorithm1
 from stagewise.relu_orthogonal.data import draw_instance, draw_seed, make_labels
-from stagewise.relu_orthogonal.training import gd_numba, steps_for
+from stagewise.relu_orthogonal.diagnostics import record_at
+from stagewise.relu_orthogonal.training import GDResult, gd_numba, steps_for
 
 
 @dataclass
@@ -26,6 +27,12 @@ class CoverOutcome:
     never_ok: list            # per kept draw: points GD never fits == uncovered points
     plateau_rel: list         # per draw with uncovered points: |final loss - uncovered plateau| / plateau
     uncovered: list           # per draw with uncovered points: the uncovered points
+    draws: list = field(default_factory=list)     # kept draws (y, U0, s, M)
+    lps: list = field(default_factory=list)       # Algorithm 1 on each kept draw
+    steps: np.ndarray | None = None                # step budget of each kept draw
+    res: GDResult | None = None                    # the batched runs
+    log_inv_lam: float = 30.0
+    eta: float = 0.2
 
 
 def interpolation_iff_covered(seed: int, count: int, n: int = 64, m: int = 6, log_inv_lam: float = 30.0,
@@ -37,20 +44,71 @@ def interpolation_iff_covered(seed: int, count: int, n: int = 64, m: int = 6, lo
     keep = [q for q, lp in enumerate(lps) if lp.tie is None and (lp.K == 0 or lp.times[-1] <= t_limit)]
     if not keep:
         return CoverOutcome(kept=0, dropped=count, iff=[], never_ok=[], plateau_rel=[], uncovered=[])
+    steps = np.array([steps_for(lps[q], log_inv_lam, eta, 1.0, n, MARGIN) for q in keep])
     res = gd_numba(np.array([draws[q][0] for q in keep]), np.array([draws[q][1] for q in keep]),
                    np.array([draws[q][2] for q in keep]), np.full((len(keep), m), -log_inv_lam),
-                   np.full(len(keep), eta), 1.0, np.array([steps_for(lps[q], log_inv_lam, eta, 1.0, n, MARGIN) for q in keep]),
-                   rec_every=100, eta_name="sweep_lr")
-    iff, plateau_rel, never_ok, uncovered = [], [], [], []
-    for r, q in enumerate(keep):
-        lp, final = lps[q], res.final_loss[r]
-        iff.append((final <= interpolation_threshold(lp, n, MARGIN)) == (lp.uncovered.size == 0))
+                   np.full(len(keep), eta), 1.0, steps, rec_every=100, eta_name="sweep_lr")
+    out = CoverOutcome(kept=len(keep), dropped=count - len(keep), iff=[], never_ok=[], plateau_rel=[], uncovered=[],
+                       draws=[draws[q] for q in keep], lps=[lps[q] for q in keep], steps=steps, res=res,
+                       log_inv_lam=log_inv_lam, eta=eta)
+    out.iff, out.never_ok = iff_per_draw(out)
+    for r, lp in enumerate(out.lps):
         if lp.uncovered.size:
-            plateau_rel.append(abs(final - lp.plateau_losses[-1]) / lp.plateau_losses[-1])
-            uncovered.append(lp.uncovered.tolist())
-        never_ok.append(np.array_equal(np.flatnonzero(res.point_fit[r] < 0), lp.uncovered))
-    return CoverOutcome(kept=len(keep), dropped=count - len(keep), iff=iff, never_ok=never_ok,
-                        plateau_rel=plateau_rel, uncovered=uncovered)
+            out.plateau_rel.append(abs(res.final_loss[r] - lp.plateau_losses[-1]) / lp.plateau_losses[-1])
+            out.uncovered.append(lp.uncovered.tolist())
+    return out
+
+
+def iff_per_draw(cover: CoverOutcome, margin: bool = True) -> tuple[list, list]:
+    """Per kept draw, at the end of its step budget: whether (loss below the interpolation threshold) ==
+    (every point covered), and whether the points not yet fitted are exactly the uncovered ones. ``margin=False``
+    reads the same runs at Algorithm 1's last jump, as if the budget had no convergence margin (the control)."""
+    iff, never_ok = [], []
+    res = cover.res
+    for r, lp in enumerate(cover.lps):
+        n = len(lp.y)
+        last = lp.times[-1] * cover.log_inv_lam / cover.eta if lp.K else 0.0
+        at = cover.steps[r] if margin else min(cover.steps[r], last)
+        loss = res.final_loss[r] if margin else res.loss[r, record_at(res, at, r)]
+        iff.append(bool((loss <= interpolation_threshold(lp, n, MARGIN)) == (lp.uncovered.size == 0)))
+        fitted = (res.point_fit[r] >= 0) & (res.point_fit[r] <= at)
+        never_ok.append(bool(np.array_equal(np.flatnonzero(~fitted), lp.uncovered)))
+    return iff, never_ok
+
+
+def interpolates_iff_covered(cover: CoverOutcome, margin: bool = True) -> bool:
+    """The row: every kept draw interpolates exactly when its mask covers every point, and the points gradient
+    descent never fits are exactly the uncovered ones; ``margin=False`` reads the same runs stopped at Algorithm
+    1's last jump (the control: a step budget without its convergence margin)."""
+    iff, never_ok = iff_per_draw(cover, margin)
+    return bool(cover.kept and all(iff) and all(never_ok))
+
+
+def uncovered_plateau_error(cover: CoverOutcome) -> float:
+    """Largest |final loss - uncovered plateau c/(2n) sum_{uncovered} y_i^2| / plateau over the kept draws
+    with uncovered points (NaN when there is none)."""
+    return float(max(cover.plateau_rel)) if cover.plateau_rel else float("nan")
+
+
+def plateau_error_if_covered(cover: CoverOutcome) -> float:
+    """Control of the uncovered plateau, the experiment a reader fears: the same draws with their uncovered
+    points reachable (each uncovered point's initial pre-activation made positive for one neuron, as a gate
+    that let every point through would), trained the same way, their final loss held against the same
+    uncovered plateau. They fit those points, so the error is about 1."""
+    rows = [r for r, lp in enumerate(cover.lps) if lp.uncovered.size]
+    if not rows:
+        return float("nan")
+    U = np.array([cover.draws[r][1] for r in rows])
+    for q, r in enumerate(rows):
+        for i in cover.lps[r].uncovered:
+            U[q, i % U.shape[1], i] = abs(U[q, i % U.shape[1], i])       # neuron i mod m now active on point i
+    y = np.array([cover.draws[r][0] for r in rows])
+    s = np.array([cover.draws[r][2] for r in rows])
+    m = U.shape[1]
+    res = gd_numba(y, U, s, np.full((len(rows), m), -cover.log_inv_lam), np.full(len(rows), cover.eta), 1.0,
+                   2 * cover.steps[rows], rec_every=100, eta_name="sweep_lr")
+    return float(max(abs(res.final_loss[q] - cover.lps[r].plateau_losses[-1]) / cover.lps[r].plateau_losses[-1]
+                     for q, r in enumerate(rows)))
 
 
 #: Residual e-foldings of the slowest fitted neuron after the last jump (``training.steps_for``'s margin).
@@ -75,12 +133,22 @@ class TieOutcome:
     draws: int                # number of draws
     ties_rademacher: int      # draws whose Algorithm 1 stops at a tie, Rademacher labels
     ties_continuous: int      # the same with continuous labels (Proposition 2(ii): none)
+    seed: int = 0             # the stream, size and width of the draws
+    n: int = 16
+    m: int = 8
 
     def report(self) -> str:
         first = (f"; first: tie at jump {self.lp.tie[0]} between neurons {self.lp.tie[1].tolist()}"
                  if self.lp.tie is not None else "")
         return (f"ties in {self.ties_rademacher} of {self.draws} Rademacher draws{first}; "
                 f"{self.ties_continuous} with continuous labels")
+
+
+def tie_count(ties: "TieOutcome", labels: str) -> int:
+    """Draws of the tie experiment's stream whose Algorithm 1 stops at a tie, recomputed with ``labels``
+    ``"continuous"`` (|N(0,1)| magnitudes with the Rademacher draw's signs: the same masks) or ``"rademacher"``."""
+    t = tie_experiment(ties.seed, ties.n, ties.m, ties.draws)
+    return t.ties_continuous if labels == "continuous" else t.ties_rademacher
 
 
 def tie_experiment(seed: int, n: int = 16, m: int = 8, draws: int = 200) -> TieOutcome:
@@ -95,4 +163,4 @@ def tie_experiment(seed: int, n: int = 16, m: int = 8, draws: int = 200) -> TieO
     first = next((q for q, lp in enumerate(rad) if lp.tie is not None), 0)
     return TieOutcome(lp=rad[first], lp_continuous=cont[first], draws=draws,
                       ties_rademacher=sum(lp.tie is not None for lp in rad),
-                      ties_continuous=sum(lp.tie is not None for lp in cont))
+                      ties_continuous=sum(lp.tie is not None for lp in cont), seed=seed, n=n, m=m)

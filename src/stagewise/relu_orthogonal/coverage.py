@@ -86,14 +86,14 @@ class CoverageStudy:
     log2n: np.ndarray         # log2 n of the half-coverage study
     m_half: np.ndarray        # half-coverage width per log2 n
     threshold_slope: float    # slope of m_half in log2 n (about 2)
-    z_signs_ignored: float    # control: max |MC - (1 - 2^-m)^n| in standard errors (output signs ignored)
+    trials: int               # Monte Carlo draws per (n, m)
 
 
 def coverage_study(rng: np.random.Generator, trials: int, ns=(16, 64, 256, 1024), ms=np.arange(4, 42, 2),
                    log2n=np.arange(4, 21)) -> CoverageStudy:
     """Proposition 2 (prop-relu-orthogonal-coverage): Monte Carlo (``trials`` draws per (n, m)) against the
     exact formula and the union bound; the standard error uses max(p(1-p), 1/trials)."""
-    mc, ex, ub, z, zw = {}, {}, {}, [], []
+    mc, ex, ub, z = {}, {}, {}, []
     for n_ in ns:
         y_ = make_labels(n_, "gaussian", rng)
         npos, nneg = int((y_ > 0).sum()), int((y_ < 0).sum())
@@ -103,13 +103,10 @@ def coverage_study(rng: np.random.Generator, trials: int, ns=(16, 64, 256, 1024)
         sig = np.sqrt(np.maximum(ex[n_] * (1 - ex[n_]), 1 / trials) / trials)
         z.append(np.abs(mc[n_] - ex[n_]) / sig)
         z.append(np.maximum(ub[n_] - mc[n_], 0) / sig)
-        wrong = np.array([coverage_signs_ignored(int(m_), n_) for m_ in ms])
-        zw.append(np.abs(mc[n_] - wrong) / np.sqrt(np.maximum(wrong * (1 - wrong), 1 / trials) / trials))
     m_half = np.array([half_coverage_width(2 ** (k - 1), 2 ** (k - 1)) for k in log2n])
     return CoverageStudy(ns=list(ns), ms=ms, mc=mc, exact=ex, union=ub, z_exact=float(np.max(z[0::2])),
                          z_bound=float(np.max(z[1::2])), log2n=log2n, m_half=m_half,
-                         threshold_slope=float(np.polyfit(log2n, m_half, 1)[0]),
-                         z_signs_ignored=float(np.max(zw)))
+                         threshold_slope=float(np.polyfit(log2n, m_half, 1)[0]), trials=trials)
 
 
 def coverage_signs_ignored(m: int, n: int) -> float:
@@ -150,26 +147,50 @@ class WeightsStudy:
     row_bound: np.ndarray     # the row-only bound 1 - n (3/4)^m
     z_exact: float            # max |rows_mc - exact| in standard errors
     z_full: float             # max (full_bound - full_mc)_+ in standard errors
-    z_full_rows_only: float   # control: max (row_bound - full_mc)_+ in standard errors (columns ignored)
-    z_signs_ignored: float    # control: max |rows_mc - (1 - 2^-m)^n| in standard errors
+    trials: int               # draws per (n, m)
 
 
 def weights_study(rng: np.random.Generator, trials: int, grid=((8, 6), (8, 10), (12, 12), (12, 20), (32, 10),
                                                                 (32, 16), (64, 12), (64, 20))) -> WeightsStudy:
     """Proposition 2(i), row and column parts, from actual weights; standard errors use max(p(1-p), 1/trials)."""
-    rows_mc, full_mc, exact, full_b, row_b, sig_r, sig_f, wrong = [], [], [], [], [], [], [], []
+    rows_mc, full_mc, exact, full_b, row_b = [], [], [], [], []
     for n_, m_ in grid:
         y_ = make_labels(n_, "gaussian", rng)
         npos, nneg = int((y_ > 0).sum()), int((y_ < 0).sum())
         r, f = mask_monte_carlo(y_, m_, trials, rng)
         rows_mc.append(r); full_mc.append(f)
         exact.append(coverage_exact(m_, npos, nneg)); full_b.append(assumption4_union_bound(m_, npos, nneg))
-        row_b.append(coverage_union_bound(m_, n_)); wrong.append(coverage_signs_ignored(m_, n_))
-    rows_mc, full_mc, exact, full_b, row_b, wrong = map(np.array, (rows_mc, full_mc, exact, full_b, row_b, wrong))
+        row_b.append(coverage_union_bound(m_, n_))
+    rows_mc, full_mc, exact, full_b, row_b = map(np.array, (rows_mc, full_mc, exact, full_b, row_b))
     se = lambda p: np.sqrt(np.maximum(p * (1 - p), 1 / trials) / trials)
     return WeightsStudy(grid=[tuple(g) for g in grid], rows_mc=rows_mc, full_mc=full_mc, exact=exact,
                         full_bound=full_b, row_bound=row_b,
                         z_exact=float(np.max(np.abs(rows_mc - exact) / se(exact))),
-                        z_full=float(np.max(np.maximum(full_b - full_mc, 0) / se(full_mc))),
-                        z_full_rows_only=float(np.max(np.maximum(row_b - full_mc, 0) / se(full_mc))),
-                        z_signs_ignored=float(np.max(np.abs(rows_mc - wrong) / se(wrong))))
+                        z_full=float(np.max(np.maximum(full_b - full_mc, 0) / se(full_mc))), trials=trials)
+
+
+def _se(p: np.ndarray, trials: int) -> np.ndarray:
+    """Standard error of a Monte Carlo frequency of probability p, floored at one success in ``trials``."""
+    return np.sqrt(np.maximum(p * (1 - p), 1 / trials) / trials)
+
+
+def z_signs_ignored(study: CoverageStudy) -> float:
+    """Control of "MC vs exact": the same Monte Carlo frequencies held against a wrong formula, a point covered
+    by any initially active neuron whatever its output sign, (1 - 2^-m)^n; max distance in standard errors."""
+    z = []
+    for n_ in study.ns:
+        wrong = np.array([coverage_signs_ignored(int(m_), n_) for m_ in study.ms])
+        z.append(np.abs(study.mc[n_] - wrong) / _se(wrong, study.trials))
+    return float(np.max(z))
+
+
+def weights_z_signs_ignored(study: "WeightsStudy") -> float:
+    """Control of "coverage with actual weights vs exact": the same frequencies against (1 - 2^-m)^n."""
+    wrong = np.array([coverage_signs_ignored(m_, n_) for n_, m_ in study.grid])
+    return float(np.max(np.abs(study.rows_mc - wrong) / _se(wrong, study.trials)))
+
+
+def weights_z_rows_only(study: "WeightsStudy") -> float:
+    """Control of "Assumption 4(i) below the full union bound": the same frequencies of the whole of
+    Assumption 4(i) against the row-only bound 1 - n (3/4)^m (columns ignored), in standard errors."""
+    return float(np.max(np.maximum(study.row_bound - study.full_mc, 0) / _se(study.full_mc, study.trials)))

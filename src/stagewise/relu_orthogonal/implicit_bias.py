@@ -17,7 +17,7 @@ from stagewise.numerics.roundoff import roundoff
 from stagewise.relu_orthogonal.algorithm import algorithm1, merged_groups
 from stagewise.relu_orthogonal.data import draw_instance, draw_seed, he_init
 from stagewise.relu_orthogonal.norms import min_norm_sq, norm_lower_bound, norm_lower_bound_from_min, sandwich, width_rule
-from stagewise.relu_orthogonal.training import gd_numba, steps_for
+from stagewise.relu_orthogonal.training import fit_loss, gd_numba, steps_for
 
 
 def _in_sandwich(ratio: float, upper: float, covered: bool, n: int) -> bool:
@@ -96,16 +96,37 @@ def norm_vs_n(seed: int, log2n_max: int, draws: int, progress=None) -> NormScali
                        slope_point=loglog_slope(ns[big], np.array(pn)[big]))
 
 
+def one_neuron_per_point_slope(scaling: NormScaling) -> float:
+    """Control of Theorem 3's slope, a wrong-but-plausible interpolator on the same draws: one neuron per point,
+    squared norm 2 ||y||_1, linear in n; its log-log slope over the same fit window (about 1)."""
+    big = scaling.ns >= 2 ** FIT_LOG2N_MIN
+    return loglog_slope(scaling.ns[big], scaling.point_norm[big])
+
+
+def one_neuron_per_point_ratio(scaling: NormScaling) -> float:
+    """Control of the constant-factor row: the largest mean ratio of 2 ||y||_1 to the minimal norm (grows like
+    sqrt(n))."""
+    return float(np.max(scaling.point_ratio))
+
+
 @dataclass
 class NormGD:
     """Gradient descent runs of Figure 5: rows (n, GD norm, Algorithm 1 norm, minimal norm, final loss, covered)."""
 
-    rows: np.ndarray
+    rows: np.ndarray          # the final loss (column 4) is read off the final weights against the draw's labels
+    labels: list = None       # per run: its labels y
+    outputs: list = None      # per run: the final network's outputs h(x_i)
+    capped: np.ndarray = None # per run: its step budget was cut at MAX_STEPS (Algorithm 1 asked for more)
 
     @property
     def interpolating(self) -> np.ndarray:
         """Runs with final loss <= 1e-8 and every point covered."""
         return (self.rows[:, 4] <= 1e-8) & (self.rows[:, 5] == 1)
+
+    @property
+    def testable(self) -> np.ndarray:
+        """Covered runs given the whole step budget Algorithm 1 asks for: Theorem 2 says they interpolate."""
+        return (self.rows[:, 5] == 1) & ~self.capped
 
     @property
     def over_alg1(self) -> np.ndarray:
@@ -120,24 +141,57 @@ class NormGD:
                         for row in self.rows[self.interpolating]))
 
 
+#: Step cap of the Figure 5 GD runs (runs that Algorithm 1 says need more are shown, not tested).
+MAX_STEPS = 60000
+#: The Figure 5 GD runs stop at this loss (c = 1).
+GD_TOL = 1e-12
+
+
+def interpolation_threshold_gd(y: np.ndarray, c: float = 1.0) -> float:
+    """Loss below which a Figure 5 run has learned its labels: the geometric middle between the loss at which the
+    runs stop (GD_TOL) and the smallest plateau one unfitted point leaves, c/(2n) min_i y_i^2 (at least 10 GD_TOL:
+    a point whose plateau is below that cannot be told from a stopped run by the loss)."""
+    y = np.asarray(y, float)
+    return float(max(np.sqrt(GD_TOL * c / (2 * len(y)) * np.min(y ** 2)), 10 * GD_TOL))
+
+
+def unlearned_runs(gd: NormGD, shift: int = 0) -> int:
+    """Covered Figure 5 runs with their whole step budget whose final network has not learned the labels: its
+    loss against them, read off the final weights, above :func:`interpolation_threshold_gd`. ``shift`` > 0
+    holds each run against the labels of the run ``shift`` further in the same n (a misaligned batch: the
+    control, measured the same way)."""
+    n_of = gd.rows[:, 0]
+    bad = 0
+    for r in np.flatnonzero(gd.testable):
+        same = np.flatnonzero(n_of == n_of[r])
+        y = gd.labels[same[(np.searchsorted(same, r) + shift) % len(same)]]
+        if 0.5 * np.mean((y - gd.outputs[r]) ** 2) > interpolation_threshold_gd(y):
+            bad += 1
+    return bad
+
+
 def norm_vs_n_gd(seed: int, log2n_max: int, log_inv_lam: float, draws: int = 3, progress=None) -> NormGD:
-    """GD (MSE, learning rate 0.5: c = 1, eta = 1) from norms lambda/sqrt(m), at most 60000 steps.
+    """GD (MSE, learning rate 0.5: c = 1, eta = 1) from norms lambda/sqrt(m), at most MAX_STEPS steps.
     ``progress(iterable)`` (optional) shows a bar over n."""
-    rows = []
+    rows, labels, outputs, capped = [], [], [], []
     ns = 2 ** np.arange(4, log2n_max + 1)
     for n_ in (ns if progress is None else progress(ns)):
         m_ = width_rule(int(n_))
         batch = [draw_instance(draw_seed(seed, n_, q), int(n_), m_, "gaussian", "random") for q in range(draws)]
         lpg = [algorithm1(y_, M_, s_, eta=1.0) for (y_, U_, s_, M_) in batch]
         Leff = log_inv_lam + 0.5 * np.log(m_)                       # per-neuron init norm lambda / sqrt(m)
-        st = np.array([min(steps_for(lp, Leff, 1.0, 1.0, int(n_)), 60000) for lp in lpg])
-        rg = gd_numba(np.array([b[0] for b in batch]), np.array([b[1] for b in batch]), np.array([b[2] for b in batch]),
-                      np.full((draws, m_), -Leff), np.ones(draws), 1.0, st, rec_every=1000, tol=1e-12,
-                      eta_name="norm_gd_log_inv_lambda")
+        want = np.array([steps_for(lp, Leff, 1.0, 1.0, int(n_)) for lp in lpg])
+        y_batch = np.array([b[0] for b in batch])
+        rg = gd_numba(y_batch, np.array([b[1] for b in batch]), np.array([b[2] for b in batch]),
+                      np.full((draws, m_), -Leff), np.ones(draws), 1.0, np.minimum(want, MAX_STEPS), rec_every=1000,
+                      tol=GD_TOL, eta_name="norm_gd_log_inv_lambda")
+        fit = fit_loss(rg, y_batch, 1.0)                            # read off the weights, against each draw's labels
+        h = rg.outputs()
         for q, lp in enumerate(lpg):
-            rows.append((int(n_), rg.final_norm_sq()[q], lp.norm_sq(), min_norm_sq(lp.y), rg.final_loss[q],
+            rows.append((int(n_), rg.final_norm_sq()[q], lp.norm_sq(), min_norm_sq(lp.y), fit[q],
                          lp.uncovered.size == 0))
-    return NormGD(rows=np.array(rows, dtype=float))
+            labels.append(y_batch[q]); outputs.append(h[q]); capped.append(bool(want[q] > MAX_STEPS))
+    return NormGD(rows=np.array(rows, dtype=float), labels=labels, outputs=outputs, capped=np.array(capped, bool))
 
 
 @dataclass
@@ -157,10 +211,12 @@ class WidthStudy:
     he_ratio: np.ndarray      # He init, GD: mean ratio to the minimal norm
     gd_lower_ok: bool         # small-init GD norm >= minimal norm on interpolating runs
     he_lazy_rel: np.ndarray   # He init, per width: max over draws |final norm / lazy prediction - 1|
-    he_init_rel: np.ndarray   # control, per width: the same for the untrained network (its initial norm)
-    he_rich_rel: np.ndarray   # control, per width: the same for the small-init prediction (Algorithm 1's norm)
-    he_fit: np.ndarray        # He init, per width: max over draws final loss / initial loss
-    he_fit_untrained: np.ndarray  # control, per width: the same for the untrained network (1)
+    he_fit: np.ndarray        # He init, per width: max over draws final loss / initial loss (final loss read off
+                              # the final weights against the draws' labels)
+    ratio_draws: list = None  # per width: the per-draw ratios behind ``ratio``
+    he_runs: list = None      # per GD width: (labels, W_he, a_he, steps) of the He runs (for the controls)
+    he_lazy_pred: list = None # per GD width: the lazy predictions of the He runs
+    he_rich: list = None      # per GD width: Algorithm 1's norms of the same draws (the small-init prediction)
 
     @property
     def he_pred(self) -> np.ndarray:
@@ -179,7 +235,7 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
                   widths=2 ** np.arange(4, 15), gd_draws: int = 3, progress=None) -> WidthStudy:
     """Algorithm 1 on ``draws`` draws per width; GD on the first ``gd_draws`` of them with small balanced
     init (MSE, learning rate 1, norms lambda/sqrt(m)) and with He init (learning rate 0.01, 30000 steps)."""
-    wr, ties, merged, uncovered, sandwich_ok = [], 0, 0, 0, []
+    wr, ties, merged, uncovered, sandwich_ok, wr_draws = [], 0, 0, 0, [], []
     for m_ in widths:
         rr = []
         for q in range(draws):
@@ -192,10 +248,10 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
                 rat, up = sandwich(lp)
                 sandwich_ok.append(_in_sandwich(rat, up, True, n))
                 rr.append(rat)
-        wr.append(np.mean(rr))
+        wr.append(np.mean(rr)); wr_draws.append(np.array(rr))
     wr = np.array(wr)
     gd_ratio, he_norm, he_ratio, gd_lower_ok = [], [], [], True
-    lazy_rel, init_rel, rich_rel, fit, fit0 = [], [], [], [], []
+    lazy_rel, fit, he_runs, preds, richs = [], [], [], [], []
     for m_ in (gd_widths if progress is None else progress(gd_widths)):
         batch = [draw_instance(draw_seed(seed, q), n, int(m_), "gaussian", "random") for q in range(gd_draws)]
         y = np.array([b[0] for b in batch])
@@ -210,23 +266,70 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
                                           for q in range(gd_draws) if fin[q] <= 1e-8)
         gd_ratio.append(np.mean(rg.final_norm_sq() / opt))
         W_he, a_he = he_init(np.random.default_rng(draw_seed(he_seed, m_)), gd_draws, int(m_), n)
-        rh = gd_numba(y, W_he, a_he, np.zeros((gd_draws, m_)), np.full(gd_draws, 0.01), 2.0, np.full(gd_draws, 30000),
-                      rec_every=1000, tol=1e-10, eta_name="width_gd_widths")
+        rh = he_training(y, W_he, a_he, HE_STEPS)
         he_norm.append(np.mean(rh.final_norm_sq())); he_ratio.append(np.mean(rh.final_norm_sq() / opt))
         pred = np.array([lazy_norm_sq(W_he[q], a_he[q], y[q]) for q in range(gd_draws)])
-        init = np.sum(W_he ** 2, axis=(1, 2)) + np.sum(a_he ** 2, axis=1)
         rich = np.array([lp.norm_sq() for lp in lpw])
         lazy_rel.append(np.max(np.abs(rh.final_norm_sq() / pred - 1)))
-        init_rel.append(np.max(np.abs(init / pred - 1))); rich_rel.append(np.max(np.abs(rich / pred - 1)))
-        h0 = np.einsum("qj,qji->qi", a_he, np.maximum(W_he, 0.0))
-        loss0 = 2.0 / (2 * n) * np.sum((y - h0) ** 2, axis=1)          # L_c(theta_0), c = 2
-        fit.append(np.max(rh.final_loss / loss0)); fit0.append(1.0)
+        fit.append(he_fit_ratio(rh, y, W_he, a_he))
+        he_runs.append((y, W_he, a_he)); preds.append(pred); richs.append(rich)
     return WidthStudy(widths=np.asarray(widths), ratio=wr, ties=int(ties), merged=int(merged), uncovered=int(uncovered),
                       sandwich_ok=sandwich_ok, spearman=float(spearmanr(widths, wr)[0]),
                       gd_widths=np.array(gd_widths), gd_ratio=np.array(gd_ratio), he_norm=np.array(he_norm, float),
                       he_ratio=np.array(he_ratio), gd_lower_ok=gd_lower_ok, he_lazy_rel=np.array(lazy_rel),
-                      he_init_rel=np.array(init_rel), he_rich_rel=np.array(rich_rel), he_fit=np.array(fit),
-                      he_fit_untrained=np.array(fit0))
+                      he_fit=np.array(fit), ratio_draws=wr_draws, he_runs=he_runs, he_lazy_pred=preds, he_rich=richs)
+
+
+#: He runs of Figure 6: learning rate 0.01 (the paper's 0.001 with ten times fewer steps), MSE (c = 2), stop at 1e-10.
+HE_STEPS, HE_ETA, HE_TOL = 30000, 0.01, 1e-10
+
+
+def he_training(y: np.ndarray, W: np.ndarray, a: np.ndarray, steps: int):
+    """GD from the He initialisation (W, a) on labels y (batched over draws), Figure 6's lazy runs."""
+    runs, m = a.shape
+    return gd_numba(y, W, a, np.zeros((runs, m)), np.full(runs, HE_ETA), 2.0, np.full(runs, int(steps)),
+                    rec_every=1000, tol=HE_TOL, eta_name="width_gd_widths")
+
+
+def he_fit_ratio(res, y: np.ndarray, W: np.ndarray, a: np.ndarray) -> float:
+    """Whether the He runs learned their labels: the largest final loss over the initial one, both read off the
+    weights (final and initial) against the draws' labels y, c = 2."""
+    h0 = np.einsum("qj,qji->qi", a, np.maximum(W, 0.0))
+    loss0 = 2.0 / (2 * y.shape[1]) * np.sum((y - h0) ** 2, axis=1)
+    return float(np.max(fit_loss(res, y, 2.0) / loss0))
+
+
+def he_fit_stopped_early(width: "WidthStudy", fraction: float = 0.01) -> float:
+    """Control of the He fit row, a broken run: the same He networks trained for ``fraction`` of the steps,
+    measured the same way, at the lazy widths (largest over them)."""
+    big = np.flatnonzero(width.lazy_widths())
+    out = []
+    for k in big:
+        y, W, a = width.he_runs[k]
+        out.append(he_fit_ratio(he_training(y, W, a, int(fraction * HE_STEPS)), y, W, a))
+    return float(max(out))
+
+
+def rich_vs_lazy(width: "WidthStudy") -> float:
+    """Control of the lazy-prediction row, the wrong regime's prediction: Algorithm 1's (small-initialisation)
+    norm of the same draws held against the lazy prediction, largest relative distance at the lazy widths."""
+    big = np.flatnonzero(width.lazy_widths())
+    return float(max(np.max(np.abs(width.he_rich[k] / width.he_lazy_pred[k] - 1)) for k in big))
+
+
+def he_trend_spearman(width: "WidthStudy") -> float:
+    """Control of the width trend, the lazy regime measured the same way: Spearman correlation of the He runs'
+    ratio to the minimal norm with the width."""
+    return float(spearmanr(width.gd_widths, width.he_ratio)[0]) if len(width.gd_widths) > 1 else float("nan")
+
+
+def width_decrease(width: "WidthStudy", z: float = 1.96) -> tuple[float, float, float]:
+    """Effect size of Figure 6's trend: mean ratio at the narrowest minus at the widest width, and its
+    ``z``-interval from the spread of the draws at the two ends (independent draws)."""
+    a, b = width.ratio_draws[0], width.ratio_draws[-1]
+    d = float(np.mean(a) - np.mean(b))
+    se = float(np.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b)))
+    return d, d - z * se, d + z * se
 
 
 def lazy_norm_sq(W: np.ndarray, a: np.ndarray, y: np.ndarray) -> float:

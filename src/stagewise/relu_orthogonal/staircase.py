@@ -18,7 +18,7 @@ from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets
                                                    norm_error_scale, plateau_error_scale, plateau_errors,
                                                    record_at)
 from stagewise.relu_orthogonal.assumption4 import interpolation_threshold
-from stagewise.relu_orthogonal.norms import min_norm_sq, norm_lower_bound
+from stagewise.relu_orthogonal.norms import norm_lower_bound
 from stagewise.relu_orthogonal.training import GDResult, balanced_state, gd_numba, steps_for
 
 
@@ -169,9 +169,6 @@ class Figure1Errors:
     final_loss_err: float     # |final loss - L^(K)| / L^(0)
     final_loss_tol: float     # assumption4.interpolation_threshold / L^(0): between the converged and an uncovered loss
     norm_lower_ok: bool       # final ||theta||^2 >= minimal norm (or some point uncovered)
-    frozen_ok: bool           # control: order and sets = algorithm.frozen_prediction (neurons never lose points)
-    min_norm_err: float       # control: |minimal norm / Eq. (15) - 1| (GD would find the minimal interpolator)
-    half_steps_loss_err: float    # control: |loss after half the steps - L^(K)| / L^(0)
 
 
 def measure_figure1(run: Figure1Run, lp: LimitProcess | None = None) -> Figure1Errors:
@@ -183,7 +180,6 @@ def measure_figure1(run: Figure1Run, lp: LimitProcess | None = None) -> Figure1E
     order_ok = list(run.order) == list(lp.neurons)
     sets_ok = order_and_sets_match(run.order, run.gd_sets, lp.neurons, lp.fitted_sets)
     norm = res.final_norm_sq()[0]
-    half = res.loss[0, record_at(res, run.steps / 2, 0)]
     return Figure1Errors(
         order_ok=order_ok, sets_ok=sets_ok, plateau_err=plateau_errors(res, 0, lp, eta, L),
         plateau_tol=np.maximum(10 * plateau_error_scale(lp, L), 1e-10), tau_err=exponent_errors(res, 0, lp, eta, L),
@@ -192,7 +188,47 @@ def measure_figure1(run: Figure1Run, lp: LimitProcess | None = None) -> Figure1E
         norm_err=abs(norm / lp.norm_sq() - 1), norm_tol=max(norm_error_scale(lp, L), 1e-10),
         final_loss_err=abs(res.final_loss[0] - lp.plateau_losses[-1]) / lp.plateau_losses[0],
         final_loss_tol=interpolation_threshold(lp, pred.n) / lp.plateau_losses[0],
-        norm_lower_ok=bool(lp.uncovered.size > 0 or norm >= norm_lower_bound(pred.y, res.final_loss[0], pred.c)),
-        frozen_ok=order_and_sets_match(run.order, run.gd_sets, *frozen_prediction(lp, pred.M)),
-        min_norm_err=abs(min_norm_sq(pred.y) / lp.norm_sq() - 1),
-        half_steps_loss_err=abs(half - lp.plateau_losses[-1]) / lp.plateau_losses[0])
+        norm_lower_ok=bool(lp.uncovered.size > 0 or norm >= norm_lower_bound(pred.y, res.final_loss[0], pred.c)))
+
+
+# -- the measurements of the checks table, each a function of the run and the prediction it is held against,
+# so that a control is the same measurement against a wrong prediction (or on a broken run) ------------------
+
+def order_and_sets_ok(run: Figure1Run, lp: LimitProcess | None = None) -> bool:
+    """Theorem 2 on the Figure 1 run: jump order and every fitted set equal Algorithm 1's (``lp``)."""
+    err = measure_figure1(run, lp)
+    return bool(err.order_ok and err.sets_ok)
+
+
+def frozen_order_and_sets_ok(run: Figure1Run) -> bool:
+    """The same measurement against a wrong hypothesis: neurons never lose points to others
+    (``algorithm.frozen_prediction``: each fits its whole A_j, in the order of its initial waiting time)."""
+    return order_and_sets_match(run.order, run.gd_sets, *frozen_prediction(run.pred.lp, run.pred.M))
+
+
+def max_jump_offset(run: Figure1Run, lp: LimitProcess | None = None) -> float:
+    """Largest jump-time error as a log-norm offset (nats) against ``lp`` (inf when the order differs)."""
+    return float(np.max(measure_figure1(run, lp).jump_err))
+
+
+def max_plateau_ratio(run: Figure1Run, lp: LimitProcess | None = None) -> float:
+    """Largest plateau-loss error over its tolerance (10x the scale ``lp`` predicts) at plateau midpoints."""
+    err = measure_figure1(run, lp)
+    return float(np.max(err.plateau_err / err.plateau_tol))
+
+
+def exponent_error_L(run: Figure1Run, lp: LimitProcess | None = None) -> float:
+    """Largest exponent error at plateau midpoints, times log(1/lambda) (an offset in nats per unit rate)."""
+    return float(np.max(measure_figure1(run, lp).tau_err) * run.pred.log_inv_lam)
+
+
+def norm_rel_error(run: Figure1Run, predicted_norm_sq: float) -> float:
+    """|final ||theta||^2 / predicted - 1| for the trained run (Eq. 15's prediction, or a wrong one)."""
+    return float(abs(run.norm_sq / predicted_norm_sq - 1))
+
+
+def final_loss_error(run: Figure1Run, stage: int = -1) -> float:
+    """|final loss - L^(stage)| / L^(0): against Algorithm 1's last plateau L^(K) (``stage=-1``), or, the
+    control, against the plateau before the last jump (``stage=-2``: a run that misses its last jump)."""
+    lp = run.pred.lp
+    return float(abs(run.res.final_loss[0] - lp.plateau_losses[stage]) / lp.plateau_losses[0])

@@ -220,3 +220,51 @@ def error_table(sw: Sweep, err: SweepErrors) -> tuple[list[str], list[tuple]]:
     return (["$\\log(1/\\lambda)$", "max plateau error / $L^{(0)}$", "max exponent error",
              "max log-norm offset at jumps (nats)"],
             [(f"{L:g}", err.pl_by_L[a], err.tau_by_L[a], float(err.offsets_by_L[a])) for a, L in enumerate(sw.Ls)])
+
+
+# -- the measurements of the checks table, each a function of the sweep and the predictions it is held against
+# (default: the step-size-corrected Algorithm 1), so that a control is the same measurement against a wrong one --
+
+def order_and_sets_ok(sw: Sweep, lps: list | None = None) -> bool:
+    """At the smallest lambda, every draw's jump order and fitted sets equal the prediction's."""
+    err = measure_sweep(sw, lps)
+    return bool(all(err.order_ok) and all(err.sets_ok))
+
+
+def frozen_order_and_sets_ok(sw: Sweep) -> bool:
+    """The same against a wrong hypothesis: neurons never lose points (``algorithm.frozen_prediction``)."""
+    return bool(all(measure_sweep(sw).frozen_ok))
+
+
+def unexplained_mismatches(sw: Sweep, frozen: bool = False) -> int:
+    """(draw, lambda) pairs whose jump order differs from Algorithm 1's (``frozen``: from the frozen
+    prediction's) outside the pairs whose jumps this lambda cannot resolve."""
+    err = measure_sweep(sw)
+    return err.unexplained(err.frozen_mismatched if frozen else None)
+
+
+def max_offset(sw: Sweep, lps: list | None = None) -> float:
+    """Largest jump-time error as a log-norm offset (nats) over the (draw, lambda) pairs in the prediction's order
+    (inf when no pair is)."""
+    return float(max(measure_sweep(sw, lps).raw_L, default=np.inf))
+
+
+def extrapolation_ratio(sw: Sweep, lps: list | None = None) -> float:
+    """Largest |extrapolated jump time - predicted| / the extrapolation's own allowance."""
+    return float(max(measure_sweep(sw, lps).extra_ratio, default=np.inf))
+
+
+def plateau_ratio(sw: Sweep, lps: list | None = None) -> float:
+    """Largest plateau-loss error over its tolerance, all draws and lambdas."""
+    return float(measure_sweep(sw, lps).pl_err[:, 2].max())
+
+
+def plateau_drop(sw: Sweep, lps: list | None = None) -> float:
+    """Largest plateau error at the smallest lambda over the same at the largest lambda."""
+    err = measure_sweep(sw, lps)
+    return float(err.pl_by_L[-1] / err.pl_by_L[0])
+
+
+def exponent_error_L(sw: Sweep, lps: list | None = None) -> float:
+    """Largest exponent error times log(1/lambda), all draws and lambdas."""
+    return float(measure_sweep(sw, lps).tau_err[:, 1].max())

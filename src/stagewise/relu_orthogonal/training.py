@@ -40,7 +40,7 @@ class GDResult:
     neuron_jump: np.ndarray    # (R, m) first step where a_j relu(w_ji) >= y_i / 2 for some i (-1: never)
     point_fit: np.ndarray      # (R, n) first step where y_i h(x_i) >= y_i^2 / 2 (-1: never)
     imbalance: np.ndarray      # (R, m) final (a_j^2 - ||w_j||^2) / (a_j^2 + ||w_j||^2)
-    imbalance_max: np.ndarray  # (R, m) max over steps of |that ratio| (only with track_balance)
+    imbalance_max: np.ndarray  # (R, m) max over steps of |that ratio - its initial value| (only with track_balance)
     sign_flips: np.ndarray     # (R,) number of steps at which some a_j changed sign
     U: np.ndarray              # (R, m, n) final directions (scaled)
     b: np.ndarray              # (R, m)
@@ -52,6 +52,11 @@ class GDResult:
         """(W, a) in natural scale, (R, m, n) and (R, m); tiny neurons underflow to 0."""
         e = np.exp(self.ell)
         return e[..., None] * self.U, e * self.b
+
+    def outputs(self) -> np.ndarray:
+        """Network outputs h(x_i) = sum_j a_j relu(w_ji) of the final weights, (R, n)."""
+        W, a = self.weights()
+        return np.einsum("rj,rji->ri", a, np.maximum(W, 0.0))
 
     def final_norm_sq(self) -> np.ndarray:
         """||theta||^2 = sum_j e^{2 l_j} (b_j^2 + ||U_j||^2) per run."""
@@ -81,6 +86,7 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
     scale = np.empty(m)
     nsnap = snap_steps.shape[0]
     last_sign = np.zeros(m, np.int64)
+    q0 = np.zeros(m)
     for r in range(R):
         isnap = 0
         last_sign[:] = 0
@@ -124,7 +130,10 @@ def _gd_kernel(y, U, b, ell, eta, c, steps, rec_every, renorm, tol, snap_steps, 
                     for i in range(n):
                         nu += U[r, j, i] * U[r, j, i]
                     tot = nu + b[r, j] * b[r, j]
-                    q = abs(b[r, j] * b[r, j] - nu) / max(tot, TINY)    # 0/TINY = 0 for an all-zero neuron
+                    q = (b[r, j] * b[r, j] - nu) / max(tot, TINY)    # 0/TINY = 0 for an all-zero neuron
+                    if step == 0:
+                        q0[j] = q
+                    q = abs(q - q0[j])                                  # the drift from the initial imbalance
                     if q > imb_max[r, j]:
                         imb_max[r, j] = q
             while isnap < nsnap and snap_steps[isnap] == step:
@@ -219,6 +228,14 @@ def gd_numba(y: np.ndarray, U: np.ndarray, b: np.ndarray, ell: np.ndarray, eta: 
     return GDResult(steps=taken, rec_steps=np.arange(T) * rec_every, loss=loss, final_loss=final_loss, log_norm=lognorm,
                     neuron_jump=nj, point_fit=pf, imbalance=imb, imbalance_max=imb_max, sign_flips=flips, U=U, b=b, ell=ell,
                     snaps_dir=sd, snaps_log=sl)
+
+
+def fit_loss(res: GDResult, y: np.ndarray, c: float) -> np.ndarray:
+    """Whether the data were learned, read off the final weights (not the loop's own loss): the loss
+    L_c = c/(2n) sum_i (y_i - h(x_i))^2 of each run's final network against the labels ``y`` (R, n) that the
+    run was meant to fit. A run trained on other labels (a misaligned batch) fits these badly."""
+    y = np.asarray(y, float)
+    return c / (2 * y.shape[-1]) * np.sum((y - res.outputs()) ** 2, axis=-1)
 
 
 def balanced_state(U0: np.ndarray, s: np.ndarray, log_lam: float | np.ndarray) -> tuple[np.ndarray, ...]:

@@ -1,0 +1,31 @@
+"""The chapter's bug catalogue (``stagewise power``): well formed, and each bug changes what it targets."""
+import numpy as np
+
+from stagewise.core import power
+from stagewise.relu_orthogonal import algorithm, bugs, data, staircase, training
+from relu_problem import hand_example
+
+
+def test_catalogue_is_well_formed():
+    found = power.catalogue("relu-orthogonal")
+    assert len(found) >= power.MIN_BUGS and sum(b.ci for b in found) == 1
+    assert len({b.category for b in found}) >= 6
+
+
+def test_bugs_change_what_they_target():
+    """Each replacement, called like the original, gives a different result (a bug that changes nothing would
+    survive for nothing)."""
+    y, s, M = hand_example()
+    r = np.array([0.5, 0.1])
+    assert not np.allclose(bugs.gradient_flow_rates(r, 0.2, original=algorithm.neuron_rates),
+                           algorithm.neuron_rates(r, 0.2))
+    U, _ = bugs.unnormalised_init(4, 9, "positive", np.random.default_rng(0), original=data.balanced_init)
+    assert not np.allclose(np.linalg.norm(U, axis=1), 1.0)
+    lp = algorithm.algorithm1(y, M, s)
+    steps = training.steps_for(lp, 100.0, 0.01, 2.0, 3)
+    assert bugs.halved_steps(lp, 100.0, 0.01, 2.0, 3, original=training.steps_for) == steps // 2
+    assert bugs.swapped_eta_c(lp, 100.0, 0.01, 2.0, 3, original=training.steps_for) != steps
+    shifted = bugs.plateau_before_removal(y, M, s, original=algorithm.algorithm1)
+    assert shifted.plateau_losses[1] == lp.plateau_losses[0] and shifted.plateau_losses[-1] > 0
+    assert bugs.one_sign_min_norm(np.array([3.0, -4.0]), original=None) == 10.0
+    assert staircase.algorithm1 is algorithm.algorithm1      # the target is the name the chapter's code looks up
