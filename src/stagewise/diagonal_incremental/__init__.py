@@ -15,6 +15,7 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
                                                           flow.normalize_init, descent.conservation_study
     prop-diagonal-incremental-gd         GD identity      descent.descend, descent.gradient_descent,
                                                           descent.identity_error, descent.conservation_study
+    rem-diagonal-incremental-gd-flow     GD tracks flow   descent.tracking_study, descent.tracking_gap
     alg-diagonal-incremental-alg1        Algorithm 1      algorithm.algorithm1, algorithm.time_until_active,
                                                           algorithm.train_active, closed_forms.closed_form_orthogonal
     thm-diagonal-incremental-main        Theorem 4.1      staircase.flow_study, staircase.transition_study,
@@ -47,5 +48,6 @@ Modules:
     assumptions   Assumptions 4.3-4.5 in practice: margins, Hessians, stage (B) reruns, perturbations
     full_head     beyond the theory: one attention head with full weight matrices
     figures       the chapter's figures and its table of stages
+    bugs          the catalogue of realistic bugs that ``stagewise power`` runs through the chapter
     reference     plain references for the benchmark and tests (autograd g, one GD run at a time)
 """

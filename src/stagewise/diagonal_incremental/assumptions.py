@@ -215,3 +215,9 @@ def perturbation_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, alp
                                            ) & np.array(on_support)
     t_stop = np.maximum(t_stop, 0.0)
     return PerturbationStudy(t, dist, [int(np.searchsorted(t, ts, side="right") - 1) for ts in t_stop], resolved)
+
+
+def perturbation_ratio(*args, **kwargs) -> float:
+    """:attr:`PerturbationStudy.ratio` of a new :func:`perturbation_study` (same arguments): the control
+    perturbs the negligible coordinates too (``everywhere=True``)."""
+    return perturbation_study(*args, **kwargs).ratio

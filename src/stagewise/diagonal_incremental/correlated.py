@@ -109,11 +109,25 @@ def leaves_and_reenters_flipped(stages: list[Stage]) -> bool:
     return False
 
 
+def uncorrelated_model() -> LinearDiagonal:
+    """The correlated example's ``beta*`` with ``Sigma = I`` (no correlation): the control of Lemma D.4's check."""
+    return LinearDiagonal(torch.eye(3, dtype=torch.float64), torch.tensor(BETA_STAR, dtype=torch.float64))
+
+
 def uncorrelated_stages() -> list[Stage]:
-    """The control of Lemma D.4's check: Algorithm 1 on the same ``beta*`` with ``Sigma = I`` (no
-    correlation), where every coordinate is learned once and none leaves."""
-    model = LinearDiagonal(torch.eye(3, dtype=torch.float64), torch.tensor(BETA_STAR, dtype=torch.float64))
-    return algorithm1(model)
+    """Algorithm 1 on :func:`uncorrelated_model`, where every coordinate is learned once and none leaves."""
+    return algorithm1(uncorrelated_model())
+
+
+def algorithm_reenters(model: LinearDiagonal) -> bool:
+    """Lemma D.4's sequence (:func:`leaves_and_reenters_flipped`) in Algorithm 1's stages on ``model``."""
+    return leaves_and_reenters_flipped(algorithm1(model))
+
+
+def unextrapolated_error(study: CorrelatedStudy) -> float:
+    """The extrapolation measure without the extrapolation (:attr:`CorrelatedStudy.raw_err`): the relative
+    error of the times at the largest alpha, the control of the extrapolated-times check."""
+    return study.raw_err
 
 
 def correlated_study(u0: np.ndarray, v0: np.ndarray, alphas=(1e-32, 1e-64, 1e-128), rtol: float = 1e-9,

@@ -51,8 +51,10 @@ class FiniteAlphaStudy:
     """Misses ``tau_k - T_k^pred`` at one alpha for two initialization directions (rows) and each correction."""
 
     alpha: float
-    misses: dict            # correction -> (2, K) array, NaN rows where the stage order changed
+    misses: dict            # correction -> (2, K) array, NaN rows where the stage order changed (or a
+                            # transition was not measured: then the spread is NaN, which no tolerance accepts)
     resolved: np.ndarray | None = None   # stages whose previous plateau has relaxed before they start
+    order_kept: bool = True              # every corrected race keeps Algorithm 1's stage order
 
     @property
     def x(self) -> float:
@@ -67,7 +69,8 @@ class FiniteAlphaStudy:
         the correction captures all of the ``theta_0`` dependence."""
         m = self.misses[correction]
         ok = self.resolved if self.resolved is not None else np.ones(m.shape[1], bool)
-        return float(np.abs(m[0] - m[1])[ok].max())
+        change = np.abs(m[0] - m[1])[ok]
+        return float(change.max()) if change.size else math.nan     # no stage resolved: nothing to compare
 
 
 def finite_alpha_study(model: DiagonalModel, fs: FlowStudy, times: np.ndarray, u0_alt: np.ndarray,
@@ -87,9 +90,10 @@ def finite_alpha_study(model: DiagonalModel, fs: FlowStudy, times: np.ndarray, u
     flow_alt = log_scale_flow(model, [alpha], u0_alt, v0_alt, fs.tau, rtol=rtol, device=device)
     alt = FlowStudy([alpha], u0_alt, v0_alt, fs.stages, fs.tau, flow_alt)
     measured = np.stack([times[j_max], measured_times(model, alt)[0]])
-    misses = {}
+    misses, kept = {}, True
     for corr in ("none", "b0", "full"):
         rows = [predicted_times(model, u, v, alpha, corr, device, fs.stages) for u, v in ((fs.u0, fs.v0), (u0_alt, v0_alt))]
+        kept = kept and (corr != "full" or all(r is not None for r in rows))
         misses[corr] = np.stack([m - p if p is not None else np.full(fs.K, np.nan) for m, p in zip(measured, rows)])
     resolved = None
     if rates is not None:       # plateau k-1 settled before T_k, and plateau k before the next stage starts
@@ -98,4 +102,10 @@ def finite_alpha_study(model: DiagonalModel, fs: FlowStudy, times: np.ndarray, u
         ends = np.concatenate([fs.T, [fs.plateau_end if fs.breakdown is not None else math.inf]])
         settled = relaxation_numbers(np.asarray(rates), starts, ends, alpha) >= need
         resolved = settled[:-1] & settled[1:]
-    return FiniteAlphaStudy(alpha, misses, resolved)
+    return FiniteAlphaStudy(alpha, misses, resolved, kept)
+
+
+def correction_spread(study: FiniteAlphaStudy, correction: str) -> float:
+    """:meth:`FiniteAlphaStudy.spread` of ``correction``: the change of the misses between the two directions
+    with the full correction, or, as the control, without any (``"none"``: Algorithm 1's ``T_k``)."""
+    return study.spread(correction)

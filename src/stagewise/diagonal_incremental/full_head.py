@@ -12,6 +12,18 @@ from stagewise.diagonal_incremental.attention import softmax
 from stagewise.numerics.flows import assert_finite
 
 
+def one_at_a_time(run: "FullHeadRun", n_teacher: int, threshold: float = 0.05) -> bool:
+    """The paper's picture (its Fig. 2d-f): the count of singular values above ``threshold`` rises by at most
+    one between records, never falls, and ends at the teacher's number ``n_teacher``."""
+    count = run.count(threshold)
+    return bool(run.max_jump(threshold) <= 1 and run.never_falls(threshold) and int(count[-1]) == n_teacher)
+
+
+def final_sv_error(run: "FullHeadRun", svals_kq, svals_vo) -> float:
+    """:meth:`FullHeadRun.sv_err` at the last record: the final singular values against the teacher's."""
+    return run.sv_err(svals_kq, svals_vo)
+
+
 def full_head_teacher(n_samples: int, n_tokens: int, d: int, svals_kq, svals_vo, seed: int, device="cpu"):
     """Teacher ``M_KQ = U_1 diag(s_kq) V_1^T``, ``M_VO = U_2 diag(s_vo) V_2^T`` with random orthonormal
     factors; returns ``(X, Y, M_kq, M_vo)`` with ``Y = softmax(X M_KQ X^T) X M_VO``."""

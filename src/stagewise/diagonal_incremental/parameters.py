@@ -23,14 +23,17 @@ def check_parameters(values: dict) -> None:
 # Measured default run (scale toy, one run alone on this 2-core machine, OMP_NUM_THREADS=1: 39 s in the
 # notebook), seconds per part (fixed: imports, numba compilation, Algorithm 1, assumptions, correlated example);
 # each part scales with the parameters that drive its cost.
-_DEFAULT_PARTS = {"fixed": 26.0, "flow": 9.5, "gd": 0.5, "conservation": 0.5, "full_head": 1.5}
+_DEFAULT_PARTS = {"fixed": 26.0, "flow": 11.0, "gd": 0.5, "conservation": 0.5, "full_head": 1.5}
 _DEFAULTS = {"alphas_flow": [1e-8, 1e-16, 1e-32, 1e-64], "alphas_gd": [0.1, 0.01, 0.0001], "eta": 0.05,
              "full_alpha": 1e-6}
 
 
-def _flow_cost(alphas) -> float:
-    """The exact flow's adaptive steps grow like log(1/alpha), one ODE per alpha (plus the finite-alpha one)."""
-    return sum(math.log(1.0 / a) for a in alphas) + math.log(1.0 / max(alphas))
+def _flow_cost(alphas, alphas_gd) -> float:
+    """The exact flow's adaptive steps grow like log(1/alpha), one ODE per alpha, plus three at the largest alpha
+    (the finite-alpha direction, the solver check's tighter and looser solves) and one at GD's smallest alpha
+    (gradient descent against the flow)."""
+    return (sum(math.log(1.0 / a) for a in alphas) + 3 * math.log(1.0 / max(alphas))
+            + math.log(1.0 / min(alphas_gd)))
 
 
 def expected_seconds(values: dict) -> float:
@@ -40,7 +43,8 @@ def expected_seconds(values: dict) -> float:
     ``log(1/full_alpha)`` for the full head); ``scale = "paper"`` is about 100 times the toy's work per step."""
     v = {**_DEFAULTS, **values}
     parts = dict(_DEFAULT_PARTS)
-    parts["flow"] *= _flow_cost(v["alphas_flow"]) / _flow_cost(_DEFAULTS["alphas_flow"])
+    parts["flow"] *= (_flow_cost(v["alphas_flow"], v["alphas_gd"])
+                      / _flow_cost(_DEFAULTS["alphas_flow"], _DEFAULTS["alphas_gd"]))
     parts["gd"] *= (len(v["alphas_gd"]) * math.log(1 / min(v["alphas_gd"])) / v["eta"]) / \
         (len(_DEFAULTS["alphas_gd"]) * math.log(1 / min(_DEFAULTS["alphas_gd"])) / _DEFAULTS["eta"])
     parts["conservation"] *= _DEFAULTS["eta"] / v["eta"]

@@ -126,6 +126,17 @@ class TransitionStudy:
         return np.abs(self.extrapolated - self.T) / self.T
 
     @property
+    def extrapolation_uncertainty(self) -> float:
+        """The extrapolation's own error estimate: ``max_k |T_k^extrap - T_k^extrap'| / T_k``, ``T^extrap'`` the same
+        fit without the largest alpha (the point least in the asymptotic regime; one order lower when only two
+        points are left). On a grid whose largest alpha is not yet asymptotic this is the size of the error."""
+        keep = np.argsort(self.x)[:-1]                       # drop the largest x = the largest alpha
+        order = min(self.fits.shape[1] - 1, keep.size - 1)
+        drop = np.array([inverse_log_fit(1.0 / self.x[keep], self.times[keep, k], order)[0]
+                         for k in range(len(self.T))])
+        return float(np.max(np.abs(drop - self.extrapolated) / self.T))
+
+    @property
     def C_k(self) -> np.ndarray:
         """``(tau_k - T_k) log(1/alpha)`` at the smallest alpha."""
         return (self.times[int(np.argmin(self.x))] - self.T) / self.x.min()
@@ -285,3 +296,78 @@ def plateau_readout(fs: FlowStudy, ps: PlateauStudy, tau: np.ndarray, loss: np.n
     return PlateauReadout(float(max(abs(loss[i] - fs.levels[k]) for i, k in zip(idx, sel)) / fs.levels[0]),
                           float(max(np.abs(beta[i] - fs.stages[k].beta).max() for i, k in zip(idx, sel))),
                           bool(np.array_equal(ranks, ps.ranks_alg[sel])))
+
+
+# -- the measurements of the checks, as functions: the chapter applies each to its run and, as the row's
+# -- control, to a modified run or theory (GD at a large alpha, a frozen-gradient race, a wrong exponent)
+
+def plateaus_match(tau: np.ndarray, loss: np.ndarray, K: int) -> bool:
+    """Theorem 4.1's plateau count on a loss curve: :func:`plateaus.count_plateaus` finds ``K + 1`` plateaus
+    (``K``: Algorithm 1's number of stages)."""
+    return bool(count_plateaus(tau, loss) == K + 1)
+
+
+def time_error(times: np.ndarray, T_pred: np.ndarray, T: np.ndarray) -> float:
+    """``max_k |times_k - T_pred_k| / T_k``: measured transition times against a prediction, relative to
+    Algorithm 1's ``T_k`` (NaN when a transition is missing, which no tolerance accepts)."""
+    return float(np.max(np.abs(np.asarray(times, float) - np.asarray(T_pred, float)) / np.asarray(T, float)))
+
+
+def rescaled_time_error(ts: TransitionStudy, rescale: float) -> float:
+    """The raw-time measure (:func:`time_error` at the smallest alpha) with the measured times read on the time
+    axis ``rescale * tau``: ``rescale = 1/2`` is time rescaled by ``log(1/alpha^2)`` instead of ``log(1/alpha)``
+    (the wrong exponent of alpha in the time scale, or an initialization at ``alpha^2``, read on alpha's axis)."""
+    return time_error(rescale * ts.times[int(np.argmin(ts.x))], ts.T, ts.T)
+
+
+def extrapolation_error(ts: TransitionStudy, power: float = 1.0, order: int = 2) -> float:
+    """``max_k |T_k^extrap - T_k| / T_k`` with the times fitted as a polynomial of degree ``order`` in
+    ``x^power``, ``x = 1/log(1/alpha)``: ``power = 1`` is the chapter's extrapolation
+    (:attr:`TransitionStudy.rel_err_extrap`); ``power = 2`` the time scale with a wrong exponent (a fit in
+    ``1/log(1/alpha)^2``, which cannot represent the measured ``C_1 x`` term)."""
+    log_inv = (1.0 / ts.x) ** power
+    extrap = np.array([inverse_log_fit(log_inv, ts.times[:, k], order)[0] for k in range(len(ts.T))])
+    return float(np.max(np.abs(extrap - ts.T) / ts.T))
+
+
+def _readout(fs: FlowStudy, ps: PlateauStudy, gd, row: int, d: int) -> PlateauReadout:
+    return plateau_readout(fs, ps, gd.tau[row], gd.loss[row], gd.beta[row], d)
+
+
+def readout_loss_error(fs: FlowStudy, ps: PlateauStudy, gd, row: int, d: int) -> float:
+    """The plateau-loss measure of :func:`plateau_study` on row ``row`` of a :class:`descent.DescentRun`."""
+    return _readout(fs, ps, gd, row, d).loss_err
+
+
+def readout_weight_error(fs: FlowStudy, ps: PlateauStudy, gd, row: int, d: int) -> float:
+    """The plateau-weight measure of :func:`plateau_study` on row ``row`` of a :class:`descent.DescentRun`."""
+    return _readout(fs, ps, gd, row, d).beta_err
+
+
+def readout_staircase(fs: FlowStudy, ps: PlateauStudy, gd, row: int, d: int) -> bool:
+    """The rank staircase of :func:`plateau_study` on row ``row`` of a :class:`descent.DescentRun`."""
+    return _readout(fs, ps, gd, row, d).staircase
+
+
+def teacher_error(fs: FlowStudy, beta_star, fraction: float = 1.0) -> float:
+    """``||beta(tau) - beta*||_2`` along the exact flow at the smallest alpha at ``tau = fraction * tau_end``
+    (the end of the simulation for ``fraction = 1``): whether the data were learned, the teacher ``beta*``
+    recovered (the teacher is realizable: its loss is 0). ``fraction = 1/2`` is the same run stopped at half
+    its time."""
+    beta_star = beta_star.detach().cpu().numpy() if isinstance(beta_star, torch.Tensor) else np.asarray(beta_star)
+    i = int(np.argmin(np.abs(fs.tau - fraction * fs.tau_end)))
+    return float(np.linalg.norm(fs.beta_min[i] - beta_star))   # every entry counts: a 2-norm, not the largest
+
+
+def flow_times(model: DiagonalModel, fs: FlowStudy, j: int, rtol: float, atol: float = 1e-10) -> np.ndarray:
+    """Transition times (midpoint crossings refined on the dense output) of a fresh exact flow at
+    ``fs.alphas[j]`` from ``fs``'s direction, integrated with the tolerances ``rtol``, ``atol``."""
+    flow = log_scale_flow(model, [fs.alphas[j]], fs.u0, fs.v0, fs.tau, rtol=rtol, atol=atol, device=model.device)
+    return np.array(transition_times(fs.tau, flow["loss"][:, 0], fs.levels,
+                                     lambda t: float(model.loss(flow["dense"](t))[0])))
+
+
+def loose_solver_error(model: DiagonalModel, fs: FlowStudy, reference: np.ndarray, j: int, rtol: float) -> float:
+    """The solver-convergence measure (:func:`time_error` against the ``reference`` times of a tighter solve)
+    for a flow integrated at ``rtol`` (and ``atol = 1e-3 rtol``): the control runs it 1000 times looser."""
+    return time_error(flow_times(model, fs, j, rtol, 1e-3 * rtol), reference, fs.T)
