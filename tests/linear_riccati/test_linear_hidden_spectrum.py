@@ -19,6 +19,9 @@ def test_gaussian_runs_and_spectrum_summary():
                               record_every=1000)
     summary = hidden_spectrum.hidden_spectrum(red, gammas, gauss, sig)
     assert summary.cor_1a < 4 * 0.01 < summary.cor_1a_control     # control: Corollary 3.1 at gamma/2
+    # per singular value against the measured drift of the invariant (derived): within the bound; at gamma/2 not
+    assert hidden_spectrum.cor_1a_vs_drift(red, gammas, sig) <= 1.0 < hidden_spectrum.cor_1a_vs_drift(red, gammas,
+                                                                                                       sig, 0.5)
     cor = implicit_bias.corollary_spectrum(sig, gauss.gamma_eff[3], 10)
     assert summary.gap_fig4_theory == cor[2] / cor[3]
     final = gauss.records["sv_W1"][-1]

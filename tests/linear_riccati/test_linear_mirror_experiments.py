@@ -31,7 +31,9 @@ def test_mirror_controls():
     (Theorem C.11 fails there); off-diagonal helper."""
     p = data.make_regression(3, 5, 2, torch.Generator().manual_seed(5))
     m = mirror_experiments.mirror_identity(p, 0.05, np.linspace(0.0, 4.0, 41), [0.004, 0.002, 0.001])
-    assert abs(m.ode_slope_control) < 0.5 and m.offdiag > 1e6
+    assert abs(mirror_experiments.gd_ode_order(p, m, 1.0)) < 0.5 and m.offdiag > 1e6
+    assert abs(mirror_experiments.gd_ode_order(p, m) - m.ode_slope) < 1e-12      # the same measurement
+    assert mirror_experiments.offdiag_units(p, m) == m.offdiag
     M = np.arange(12.0).reshape(4, 3)
     assert mirror_experiments.offdiagonal(M, 2) == 11.0
     assert mirror_experiments.offdiagonal(np.diag([1.0, 2.0]), 2) == 0.0
@@ -42,8 +44,10 @@ def test_k1_controls():
     bounds are violated at small gamma."""
     p = data.make_regression(5, 10, 1, torch.Generator().manual_seed(6))
     k1 = mirror_experiments.k1_mirror_flow(p, (1.0, 0.01), (0.004, 0.002), np.linspace(0.0, 20.0, 201))
-    assert all(abs(r - 1) < 0.2 for r in k1.ratios_control)
-    assert max(k1.bound_exp_control) > 1 and len(k1.bound_1t_control) == 2
+    assert all(abs(r - 1) < 0.2 for r in mirror_experiments.k1_ratios(p, k1, warp=False))
+    assert np.allclose(mirror_experiments.k1_ratios(p, k1, warp=True), k1.ratios, rtol=1e-9)
+    assert mirror_experiments.k1_bound_exp_max(p, k1, False) > 1
+    assert mirror_experiments.k1_bound_1t_max(p, k1, 1.0) > 1 + 1e-8 >= mirror_experiments.k1_bound_1t_max(p, k1)
 
 
 def test_printed_potential_mismatch_is_sampled_where_sigma_is_of_size_gamma():
@@ -76,4 +80,4 @@ def test_exponential_bound_with_the_solver_floor(seed):
     p = data.make_regression(3, 20, 1, torch.Generator().manual_seed(seed))
     k1 = mirror_experiments.k1_mirror_flow(p, (1.0, 0.01), (), np.linspace(0.0, 20.0, 201))
     assert k1.loss_floor > 0 and max(k1.bound_exp) <= 1 + 1e-8 and max(k1.bound_1t) <= 1 + 1e-8
-    assert max(k1.bound_exp_control) > 1 + 1e-8
+    assert mirror_experiments.k1_bound_exp_max(p, k1, False) > 1 + 1e-8

@@ -26,8 +26,22 @@ def test_noise_controls():
     """Controls: label noise moves the bottom values, GD (noise off) neither pushes them down nor decays;
     frozen paths and uncoupled noise fail the SDE criteria."""
     run = noise_experiments.label_noise_gd([0.0, 1.0], 0.5, 0.05, 4000, torch.Generator().manual_seed(8))
-    assert run.gd_bottom_control > 0.1 and abs(run.bottom_no_noise - 1) < 1e-10 and abs(run.rate_no_noise) < 1e-6
+    assert noise_experiments.bottom_deviation(run, 1) > 0.1
+    assert abs(noise_experiments.bottom_at_needed(run, 0) - 1) < 1e-10
+    assert abs(noise_experiments.decay_rate(run, 0, 1.0)) < 1e-6
+    assert noise_experiments.bottom_deviation(run, 0) == run.gd_bottom
     sde = noise_experiments.pure_noise_sde(20, 400, paths_seed=1, moments_seed=3)
-    assert sde.moment_z_control > 4
+    assert noise_experiments.moment_z(sde, "frozen") > 4 and noise_experiments.moment_z(sde) == sde.moment_z
+    assert noise_experiments.uncoupled_ratio_drop(sde) < 10 and noise_experiments.uncoupled_comm_drop(sde) < 10
     ratio_drop, comm_drop = noise_experiments.uncoupled_drops(2, 200, np.linspace(0.0, 30.0, 61), seed=5)
     assert ratio_drop < 10 and comm_drop < 10
+
+
+def test_median_drop_interval_over_paths():
+    """The bootstrap interval of a median drop brackets the point estimate; the uncoupled control stays near 1."""
+    sde = noise_experiments.pure_noise_sde(60, 400, paths_seed=4, moments_seed=3)
+    lo, hi = noise_experiments.median_drop_interval(sde.ratio, sde.t, seed=4)
+    assert lo <= sde.ratio_drop <= hi and lo == noise_experiments.drop_low(sde, "ratio")
+    assert noise_experiments.drop_low(sde, "comm", coupled=False) < 2 and noise_experiments.drop_low(sde, "ratio") > 10
+    ratio_u, comm_u = noise_experiments.uncoupled_paths(2, 60, sde.t, 4)
+    assert ratio_u.shape == comm_u.shape == (len(sde.t), 60)

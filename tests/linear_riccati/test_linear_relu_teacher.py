@@ -17,6 +17,8 @@ def test_teacher_student_shapes_streams_and_ratios():
     ranks = relu_teacher.rank_ratios(a)
     assert ranks.small.shape == (2,) and ranks.median_small == float(np.median(ranks.small))
     assert ranks.median_small_untrained == float(np.median(a.sv[0, :, 0, 2] / a.sv[0, :, 0, 0]))
+    assert relu_teacher.median_ratio_small_over_large(a) == ranks.median_small / ranks.median_large
+    assert relu_teacher.median_ratio_small_over_large(a, 0) == ranks.median_small_untrained / ranks.median_large
 
 
 def test_divergence_names_eta():

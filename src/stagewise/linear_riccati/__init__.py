@@ -19,11 +19,12 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
                                     ``sweep.gamma_sweep``
 ``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1)), ``sweep.gamma_sweep``,
                                     ``sweep.final_rate``, ``sweep.horizon_from_data`` (horizon from the drawn data)
-``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``initialization.gaussian_init``,
-                                    ``hidden_spectrum.gaussian_runs``, ``hidden_spectrum.hidden_spectrum``
-                                    (Corollary 3.1; gamma_eff; Figs. 1a and 4), ``sweep.gamma_sweep``
+``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``implicit_bias.drift_bounds``,
+                                    ``initialization.gaussian_init``, ``hidden_spectrum.gaussian_runs``,
+                                    ``hidden_spectrum.hidden_spectrum`` (Corollary 3.1; gamma_eff; Figs. 1a and 4),
+                                    ``sweep.gamma_sweep``
 ``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``,
-                                    ``sweep.variational_certificate``, ``sweep.variational_gaps``
+                                    ``sweep.variational_certificate``, ``sweep.variational_gap``
 ``thm-linear-riccati-mirror``       ``mirror_flow.mirror_grad``, ``mirror_flow.mirror_grad_paper``,
                                     ``gradient_flow.beta_ode_field``, ``gradient_flow.beta_flow``,
                                     ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a)),

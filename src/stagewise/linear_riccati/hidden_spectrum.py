@@ -12,7 +12,7 @@ import torch
 
 from stagewise.linear_riccati.data import Problem
 from stagewise.linear_riccati.gradient_descent import gd
-from stagewise.linear_riccati.implicit_bias import corollary_spectrum
+from stagewise.linear_riccati.implicit_bias import corollary_spectrum, drift_bounds
 from stagewise.linear_riccati.initialization import gaussian_init
 from stagewise.numerics.roundoff import roundoff
 
@@ -58,18 +58,27 @@ def hidden_spectrum(reduced: dict, gammas, gauss: GaussianRuns, sigma_star: np.n
     final = gauss.records["sv_W1"][-1]
     cor_eff = corollary_spectrum(sigma_star, gauss.gamma_eff[3], d)
     control = np.abs(sv - corollary_spectrum(sigma_star, np.array(gammas) / 2, d)).max()
-    # Corollary 3.1 error against what the measured invariant drift D explains, ||D||_F / (2 sqrt(2 gamma)) per
-    # gamma (first order in D; derived in the gamma-sweep section), largest over the gammas; the same for the
-    # corollary at gamma/2 (control)
-    g = np.asarray(gammas, float)
-    drift = torch.linalg.norm(reduced["inv"] - 2 * torch.as_tensor(g, device=reduced["inv"].device)[:, None, None]
-                              * torch.eye(d, dtype=torch.float64, device=reduced["inv"].device),
-                              dim=(-2, -1)).cpu().numpy()
-    steps = max(int(round(float(reduced["t"][-1]) / max(float(reduced["t"][1] - reduced["t"][0]), 1e-300))), 1)
-    drift = np.maximum(drift, [roundoff(2 * gi + float(np.max(sigma_star)), d * steps) for gi in g])
-    scale = drift / (2 * np.sqrt(2 * g))
-    err = np.abs(sv - corollary_spectrum(sigma_star, g, d)).max(-1)
-    err_half = np.abs(sv - corollary_spectrum(sigma_star, g / 2, d)).max(-1)
+    ratio = cor_1a_vs_drift(reduced, gammas, sigma_star)
     return HiddenSpectrum(float(cor_1a), float(final[3, k - 1] / final[3, k:].max()),
                           float(final[2, k - 1] / final[2, k:].max()), float(cor_eff[k - 1] / cor_eff[k]),
-                          float(control), float((err / scale).max()), float((err_half / scale).max()))
+                          float(control), ratio, cor_1a_vs_drift(reduced, gammas, sigma_star, 0.5))
+
+
+def cor_1a_vs_drift(reduced: dict, gammas, sigma_star: np.ndarray, gamma_factor: float = 1.0) -> float:
+    """Corollary 3.1 (``thm-linear-riccati-cor``) per singular value at the end of the orthogonal Fig. 1a runs
+    ``reduced`` against what the measured invariant drift explains
+    (:func:`stagewise.linear_riccati.implicit_bias.drift_bounds`), largest over values and gammas;
+    ``gamma_factor`` 1/2 evaluates the corollary's active branches at gamma/2 (the control; the bottom
+    branch sqrt(2 gamma) as stated)."""
+    g = np.asarray(gammas, float)
+    Z1, inv = reduced["W1"].cpu().numpy(), reduced["inv"].cpu().numpy()
+    d = Z1.shape[-1]
+    steps = max(int(round(float(reduced["t"][-1]) / max(float(reduced["t"][1] - reduced["t"][0]), 1e-300))), 1)
+    out = 0.0
+    for i, gi in enumerate(g):
+        floor = roundoff(2 * gi + float(np.max(sigma_star)), d * steps)
+        formula = np.array(corollary_spectrum(sigma_star, gi * gamma_factor, d), float)
+        if gamma_factor != 1.0:      # the control: active branches at gamma/2, the bottom branch as stated
+            formula[len(sigma_star):] = np.sqrt(2 * gi)
+        out = max(out, float(drift_bounds(Z1[i], inv[i], gi, formula, floor).max()))
+    return out

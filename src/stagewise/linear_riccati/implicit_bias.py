@@ -25,6 +25,34 @@ def corollary_spectrum(sigma_star, gamma, d: int) -> np.ndarray:
     return hidden_singular_values(s, np.asarray(gamma, float)[..., None] if np.ndim(gamma) else gamma)
 
 
+def drift_bounds(Z1, inv, gamma: float, formula, floor: float = 0.0) -> np.ndarray:
+    """Corollary 3.1 (``thm-linear-riccati-cor``) at a GD limit, per singular value: |sigma_i(W1) - formula_i| over
+    what the measured drift D = Z1^T Z1 - Z2 Z2^T - 2 gamma I of the invariant explains (derived in the chapter).
+    With (m_i, u_i) the eigenpairs of M = Z1 Z1^T (largest first) and v_i = Z1^T u_i / sqrt(m_i) (a unit vector),
+    M^2 - 2 gamma M = beta beta^T + Z1 D Z1^T gives m_i^2 - 2 gamma m_i = u_i^T beta beta^T u_i + m_i v_i^T D v_i, so
+    to first order in D sigma_i = sqrt(m_i) moves by sqrt(m_i) v_i^T D v_i / (4 (m_i - gamma)), at most
+    sqrt(m_i) ||D v_i|| / (4 (m_i - gamma)); the returned ratio divides by twice that (higher orders), with ||D v_i||
+    at least ``floor`` (the rounding of the run). Per direction, so the bottom branch sqrt(2 gamma) is measured
+    against the drift in the bottom directions, not against the whole ||D||. The values are compared in sorted
+    order; corollary values closer than twice the largest bound can trade places, so each value's tolerance adds
+    the largest such gap to its own bound."""
+    Z1 = np.asarray(Z1, float)
+    D = np.asarray(inv, float) - 2 * gamma * np.eye(Z1.shape[0])
+    m, U = np.linalg.eigh(Z1 @ Z1.T)
+    m, U = np.clip(m[::-1], 0.0, None), U[:, ::-1]
+    V = (Z1.T @ U) / np.sqrt(np.where(m > 0, m, np.inf))
+    Dv = np.maximum(np.linalg.norm(D @ V, axis=0), floor)
+    bound = np.sqrt(m) * Dv / (2 * np.maximum(m - gamma, gamma))
+    # Values are compared in sorted order. Shifts of at most B = max(bound) can only exchange corollary values closer
+    # than 2 B (at large gamma every value is near sqrt(2 gamma)): the i-th measured value may belong to any such
+    # f_j, so its tolerance is its own bound plus the largest such gap |f_i - f_j|. Well-separated values (the bottom
+    # branch at small gamma) and equal ones (the d - k bottom values) keep their own bound.
+    f = np.asarray(formula, float)
+    gap = np.abs(f[:, None] - f[None, :])
+    tolerance = bound + np.where(gap <= 2 * bound.max(), gap, 0.0).max(1)
+    return np.abs(np.sqrt(m) - f) / tolerance
+
+
 def objective(W1, W2, gamma) -> np.ndarray:
     """The variational objective (3.1) of Theorem 3.1 (``thm-linear-riccati-main``): 1/2 ||W1||^2 + 1/2 ||W2||^2 -
     gamma log det(W1 W1^T) (batched, torch)."""

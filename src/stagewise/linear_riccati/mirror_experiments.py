@@ -68,9 +68,8 @@ def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, par
         sv_ode, method = singular_value_trajectories(problem, gamma, times)
     fallback_msg = str(caught[0].message) if caught else "none"
     beta_ode = beta_flow(problem.XtX, problem.XtY, gamma, times)
-    beta_wrong = beta_flow(problem.XtX, problem.XtY, gamma, times, w2_sign=1.0).cpu().numpy()
     horizon, spacing = float(times[-1]), float(times[1] - times[0])
-    errs, errs_wrong, res = [], [], None
+    errs, records, res = [], [], None
     for e in etas:
         Z1, Z2 = reduced_init([gamma], d, k, device=problem.X.device)
         res = gd(problem.XtX, problem.XtY, Z1, Z2, e, int(round(horizon / e)),
@@ -80,12 +79,9 @@ def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, par
         t_rec = np.asarray(res["t"], float)
         aligned = len(t_rec) == len(times) and np.allclose(t_rec, times, rtol=0, atol=1e-9 * horizon)
         ref = beta_ode.cpu().numpy() if aligned else beta_flow(problem.XtX, problem.XtY, gamma, t_rec).cpu().numpy()
-        wrong = beta_wrong if aligned else beta_flow(problem.XtX, problem.XtY, gamma, t_rec, w2_sign=1.0).cpu().numpy()
         errs.append(float(np.abs(res["beta"][:, 0] - ref).max()))
-        errs_wrong.append(float(np.abs(res["beta"][:, 0] - wrong).max()))
+        records.append((t_rec, res["beta"][:, 0]))
     Us, Ss, Vsh = np.linalg.svd(problem.beta_star.cpu().numpy())
-    offdiag = (offdiagonal(Us.T @ res["beta"][:, 0] @ Vsh.T, k) / (EPS * int(round(horizon / etas[-1])) * Ss.max())
-               if etas else float("nan"))
     # Theorem 3.2(a) is about the nonzero singular values: rank(beta) <= rank(beta_*) = min(n, k) along the flow
     r = numerical_rank(Ss, max(d, k))
     t_start = 1.0 / (8.0 * float(torch.linalg.svdvals(problem.XtY)[0]))
@@ -106,10 +102,32 @@ def mirror_identity(problem: Problem, gamma: float, times: np.ndarray, etas, par
         lhs_paper = lhs - sdot * gamma ** 2 / (2 * (S ** 2 + gamma ** 2) ** 1.5)
         paper_err.append(np.abs(lhs_paper - uRv).max() / np.abs(uRv).max())
     nan = float("nan")
-    return MirrorRun(np.asarray(times), sv_ode, method, fallback_msg, list(etas), errs,
-                     loglog_slope(etas, errs) if etas else nan, res, float(max(mirror_err)), float(max(paper_err)),
-                     loglog_slope(etas, errs_wrong) if etas else nan, float(offdiag), t_start, sigma_start,
-                     0.5 / (1.0 + sigma_start ** 2), r)
+    out = MirrorRun(np.asarray(times), sv_ode, method, fallback_msg, list(etas), errs,
+                    loglog_slope(etas, errs) if etas else nan, res, float(max(mirror_err)), float(max(paper_err)),
+                    nan, nan, t_start, sigma_start, 0.5 / (1.0 + sigma_start ** 2), r)
+    out.gamma, out.records = gamma, records
+    out.offdiag = offdiag_units(problem, out) if etas else nan
+    return out
+
+
+def gd_ode_order(problem: Problem, run: MirrorRun, w2_sign: float = -1.0) -> float:
+    """Fitted order in eta of the GD -> beta-ODE gaps of ``run`` (its GD records at each step), against the ODE
+    with ``w2_sign`` on the W2-side gamma I (-1: Lemma C.10; +1: the sign flipped, the control, a wrong ODE that
+    GD does not approach). NaN without GD runs."""
+    if not run.etas:
+        return float("nan")
+    errs = [float(np.abs(beta - beta_flow(problem.XtX, problem.XtY, run.gamma, t, w2_sign=w2_sign).cpu().numpy())
+                  .max()) for t, beta in run.records]
+    return loglog_slope(run.etas, errs)
+
+
+def offdiag_units(problem: Problem, run: MirrorRun) -> float:
+    """Largest off-diagonal entry of U_*^T beta V_* along GD at the smallest step of ``run`` (U_*, V_* the singular
+    bases of beta_*), in units eps * steps * sigma_max(beta_*) (Theorem C.11's measure, here on non-whitened data)."""
+    k = problem.XtY.shape[1]
+    t, beta = run.records[-1]
+    Us, Ss, Vsh = np.linalg.svd(problem.beta_star.cpu().numpy())
+    return float(offdiagonal(Us.T @ beta @ Vsh.T, k) / (EPS * int(round(float(t[-1]) / run.etas[-1])) * Ss.max()))
 
 
 def offdiagonal(M: np.ndarray, k: int) -> float:
@@ -137,6 +155,11 @@ class K1Run:
     bound_1t_control: list
     bound_exp_control: list
     loss_floor: float = 0.0
+    gammas: list = None
+    times: np.ndarray = None
+    losses: list = None           # loss along the dual flow, per gamma
+    records: list = None          # per gamma: [(t_rec, beta) per eta]
+    etas: list = None
 
 
 def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str = "eta_white") -> K1Run:
@@ -149,7 +172,8 @@ def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str
     lam_min = float(np.linalg.eigvalsh((problem.X @ problem.X.T).cpu().numpy()).min())
     bnorm = float(torch.linalg.norm(problem.beta_star))
     horizon, spacing = float(times[-1]), float(times[1] - times[0])
-    out = K1Run([], [], [], [], [], [], [])
+    out = K1Run([], [], [], [], [], [], [], gammas=list(gammas), times=np.asarray(times), losses=[], records=[],
+                etas=list(etas))
     # The integrated loss cannot go below the solver's accuracy: a relative error rtol in beta leaves a residual
     # of about rtol ||X||_2 ||beta_*||, so the loss has a floor of 1/2 (100 rtol ||X||_2 ||beta_*||)^2 (100: the
     # global error of the adaptive solver exceeds its local tolerance; we measured up to ~40 rtol on stiff draws).
@@ -159,13 +183,9 @@ def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str
     out.loss_floor = floor
     for g in gammas:
         b_dual = dual_flow_k1(XtX, Xty, g, times, rtol=SOLVER_RTOL)
-        b_nowarp = dual_flow_k1(XtX, Xty, g, times, rtol=SOLVER_RTOL, warp=False)
         loss = 0.5 * ((X @ b_dual.T - Y) ** 2).sum(0)
-        out.bound_1t.append(float((loss[1:] / (rate_bound_k1(bnorm, g, times[1:]) + floor)).max()))
-        out.bound_1t_control.append(float((loss[1:] / (rate_bound_k1(bnorm, max(gammas), times[1:]) + floor)).max()))
-        out.bound_exp.append(float((loss / (loss[0] * np.exp(-4 * g * lam_min * times) + floor)).max()))
-        out.bound_exp_control.append(float((loss / (loss[0] * np.exp(-4 * lam_min * times) + floor)).max()))
-        gaps, gaps_wrong = [], []
+        out.losses.append(loss)
+        gaps, recs = [], []
         for e in etas:
             Z1, Z2 = reduced_init([g], d, 1, device=problem.X.device)
             res = gd(problem.XtX, problem.XtY, Z1, Z2, e, int(round(horizon / e)),
@@ -173,10 +193,57 @@ def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str
             t_rec = np.asarray(res["t"], float)      # the flows at GD's record times (see mirror_identity)
             aligned = len(t_rec) == len(times) and np.allclose(t_rec, times, rtol=0, atol=1e-9 * horizon)
             ref = b_dual if aligned else dual_flow_k1(XtX, Xty, g, t_rec, rtol=SOLVER_RTOL)
-            wrong = b_nowarp if aligned else dual_flow_k1(XtX, Xty, g, t_rec, rtol=SOLVER_RTOL, warp=False)
             gaps.append(float(np.abs(res["beta"][:, 0, :, 0] - ref).max()))
-            gaps_wrong.append(float(np.abs(res["beta"][:, 0, :, 0] - wrong).max()))
+            recs.append((t_rec, res["beta"][:, 0, :, 0]))
+        out.records.append(recs)
         if gaps:                             # no etas: GD skipped (unstable at the user's step)
             out.errs.append(gaps[-1]); out.ratios.append(gaps[0] / gaps[-1])
-            out.ratios_control.append(gaps_wrong[0] / gaps_wrong[-1])
+    out.bound_1t, out.bound_exp = k1_bound_1t(problem, out), k1_bound_exp(problem, out)
     return out
+
+
+def k1_ratios(problem: Problem, run: K1Run, warp: bool = False) -> list[float]:
+    """eta -> eta/2 ratios of the GD -> dual-flow gaps of ``run``, one per gamma, recomputed against the flow with
+    (``warp`` True, Theorem 3.2(b)) or without its time warp (False: the control, a wrong flow)."""
+    XtX, Xty = problem.XtX.cpu().numpy(), problem.XtY.cpu().numpy()
+    out = []
+    for g, recs in zip(run.gammas, run.records):
+        gaps = [float(np.abs(beta - dual_flow_k1(XtX, Xty, g, t, rtol=SOLVER_RTOL, warp=warp)).max())
+                for t, beta in recs]
+        if gaps:
+            out.append(gaps[0] / gaps[-1])
+    return out
+
+
+def k1_bound_1t(problem: Problem, run: K1Run, rate_gamma: float | None = None) -> list[float]:
+    """Largest loss / (Lemma C.8's bound D_psi / (sqrt(2 gamma) t) + loss floor) along the dual flow, per gamma;
+    ``rate_gamma`` puts that gamma in the bound for every run (the control: the largest gamma's bound, as if the rate
+    did not depend on gamma)."""
+    bnorm = float(torch.linalg.norm(problem.beta_star))
+    t = run.times[1:]
+    return [float((loss[1:] / (rate_bound_k1(bnorm, g if rate_gamma is None else rate_gamma, t)
+                               + run.loss_floor)).max()) for g, loss in zip(run.gammas, run.losses)]
+
+
+def k1_bound_exp(problem: Problem, run: K1Run, gamma_in_rate: bool = True) -> list[float]:
+    """Largest loss / (L(0) exp(-4 gamma lambda_min(X X^T) t) + loss floor) along the dual flow, per gamma;
+    ``gamma_in_rate`` False drops the factor gamma from the rate (the control)."""
+    lam_min = float(np.linalg.eigvalsh((problem.X @ problem.X.T).cpu().numpy()).min())
+    return [float((loss / (loss[0] * np.exp(-4 * (g if gamma_in_rate else 1.0) * lam_min * run.times)
+                           + run.loss_floor)).max()) for g, loss in zip(run.gammas, run.losses)]
+
+
+def k1_ratio_extreme(problem: Problem, run: K1Run, which: str, warp: bool = False) -> float:
+    """The smallest (``which`` "min") or largest ("max") of :func:`k1_ratios` (``warp`` False: the control)."""
+    ratios = k1_ratios(problem, run, warp)
+    return float(min(ratios) if which == "min" else max(ratios)) if ratios else float("nan")
+
+
+def k1_bound_1t_max(problem: Problem, run: K1Run, rate_gamma: float | None = None) -> float:
+    """Largest of :func:`k1_bound_1t` over the gammas."""
+    return float(max(k1_bound_1t(problem, run, rate_gamma)))
+
+
+def k1_bound_exp_max(problem: Problem, run: K1Run, gamma_in_rate: bool = True) -> float:
+    """Largest of :func:`k1_bound_exp` over the gammas."""
+    return float(max(k1_bound_exp(problem, run, gamma_in_rate)))

@@ -53,20 +53,35 @@ def label_noise_gd(deltas, gamma: float, eta: float, steps: int, generator: torc
              X=problem.X, generator=generator)
     sv = res["sv_W1"]
     steps_axis = res["t"] / eta
-    gd_bottom = float(np.abs(sv[:, 0, 1:] - np.sqrt(2 * gamma)).max())
-    def rate(j, delta):
-        lb = np.log(sv[:, j, 1:].max(1))
-        sel = (steps_axis > 0.1 * steps) & (lb > np.log(1e-6))
-        return float(-np.polyfit(steps_axis[sel], lb[sel], 1)[0] / ((eta * delta) ** 2 / 2))
-    rates = [rate(j, deltas[j]) for j in range(1, len(deltas))]
     n_needed = int(np.ceil(4 * np.log(10) / (eta * deltas[-1]) ** 2))
-    idx_needed = int(np.searchsorted(steps_axis, n_needed))
-    lngd_bottom = float(sv[min(idx_needed, len(sv) - 1), -1, 1:].max() / np.sqrt(2 * gamma))
-    return LabelNoiseRun(list(deltas), gamma, eta, steps_axis, sv, gd_bottom, rates, n_needed, lngd_bottom,
-                         float(sv[-1, -1, 0]), float(sv[-1, 0, 0]), float(hidden_singular_values(1.0, gamma)),
-                         float(np.abs(sv[:, 1, 1:] - np.sqrt(2 * gamma)).max()),
-                         float(sv[min(idx_needed, len(sv) - 1), 0, 1:].max() / np.sqrt(2 * gamma)),
-                         rate(0, deltas[-1]))
+    out = LabelNoiseRun(list(deltas), gamma, eta, steps_axis, sv, 0.0, [], n_needed, 0.0,
+                        float(sv[-1, -1, 0]), float(sv[-1, 0, 0]), float(hidden_singular_values(1.0, gamma)))
+    out.steps = steps
+    out.gd_bottom = bottom_deviation(out, 0)
+    out.rates = [decay_rate(out, j, deltas[j]) for j in range(1, len(deltas))]
+    out.lngd_bottom = bottom_at_needed(out, len(deltas) - 1)
+    return out
+
+
+def bottom_deviation(run: LabelNoiseRun, index: int) -> float:
+    """Largest |sigma_i(W1) - sqrt(2 gamma)| of the bottom d - 1 values over the records of batch element ``index``
+    (0: GD, the claim; 1: label noise delta = 0.5, the control)."""
+    return float(np.abs(run.sv[:, index, 1:] - np.sqrt(2 * run.gamma)).max())
+
+
+def decay_rate(run: LabelNoiseRun, index: int, delta: float) -> float:
+    """Fitted decay rate of the largest bottom sigma(W1) of batch element ``index`` (after 10% of the steps, while
+    above 1e-6) over the heuristic eta^2 delta^2 / 2 (``index`` 0 with the largest delta: GD, the control)."""
+    lb = np.log(run.sv[:, index, 1:].max(1))
+    sel = (run.steps_axis > 0.1 * run.steps) & (lb > np.log(1e-6))
+    return float(-np.polyfit(run.steps_axis[sel], lb[sel], 1)[0] / ((run.eta * delta) ** 2 / 2))
+
+
+def bottom_at_needed(run: LabelNoiseRun, index: int) -> float:
+    """The largest bottom sigma(W1) / sqrt(2 gamma) of batch element ``index`` at step ``n_needed`` (``index`` 0:
+    GD, noise off, the control)."""
+    i = min(int(np.searchsorted(run.steps_axis, run.n_needed)), len(run.sv) - 1)
+    return float(run.sv[i, index, 1:].max() / np.sqrt(2 * run.gamma))
 
 
 @dataclass
@@ -108,18 +123,42 @@ def pure_noise_sde(n_paths: int, n_moment_paths: int, paths_seed: int, moments_s
             se = vals.std(ddof=1) / np.sqrt(len(vals))
             z.append(abs(vals.mean() - ref) / se)
             z_control.append(abs(vals.mean() - frozen) / se)
-    ratio_ctl, comm_ctl = uncoupled_drops(2, n_paths, sde["t"], paths_seed)
-    return PureNoiseSDE(sde["t"], ratio, sde["comm"], med_ratio, med_comm, float(med_ratio[i5] / med_ratio[i30]),
-                        float(med_comm[i5] / med_comm[i30]), float(max(z)),
-                        float(abs(u_d[1000] / moments_exact(2, 1.0)[0] - 1)), float(max(z_control)),
-                        ratio_ctl, comm_ctl)
+    out = PureNoiseSDE(sde["t"], ratio, sde["comm"], med_ratio, med_comm, float(med_ratio[i5] / med_ratio[i30]),
+                       float(med_comm[i5] / med_comm[i30]), float(max(z)),
+                       float(abs(u_d[1000] / moments_exact(2, 1.0)[0] - 1)), float(max(z_control)))
+    out.mc, out.moments = mc, (u_d, v_d)
+    out.n_paths, out.paths_seed = n_paths, paths_seed
+    return out
 
 
-def uncoupled_drops(d: int, n_paths: int, t: np.ndarray, seed: int) -> tuple[float, float]:
+def moment_z(sde: PureNoiseSDE, reference: str = "em") -> float:
+    """Largest |z| of the Monte Carlo means of ||W||_F^2 and ||a||^2 at t = 0.5 and 1 against the exact Euler-Maruyama
+    recursion (``reference`` "em") or against frozen paths, E||W||^2 = d, E||a||^2 = 0 (``reference`` "frozen", the
+    control: no growth)."""
+    u_d, v_d = sde.moments
+    z = []
+    for r_i, st in ((1, 500), (2, 1000)):
+        for vals, ref, frozen in ((sde.mc["sq_w"][r_i], u_d[st], 2.0), (sde.mc["sq_a"][r_i], v_d[st], 0.0)):
+            se = vals.std(ddof=1) / np.sqrt(len(vals))
+            z.append(abs(vals.mean() - (ref if reference == "em" else frozen)) / se)
+    return float(max(z))
+
+
+def uncoupled_ratio_drop(sde: PureNoiseSDE) -> float:
+    """Control of the sigma_2/sigma_1 drop of Proposition 4.1(c): the same median drop for uncoupled noise
+    (:func:`uncoupled_drops`) at the record times of ``sde``."""
+    return uncoupled_drops(2, sde.n_paths, sde.t, sde.paths_seed)[0]
+
+
+def uncoupled_comm_drop(sde: PureNoiseSDE) -> float:
+    """Control of the commutator drop of Proposition 4.1(c): the same median drop for uncoupled noise."""
+    return uncoupled_drops(2, sde.n_paths, sde.t, sde.paths_seed)[1]
+
+
+def uncoupled_paths(d: int, n_paths: int, t: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """Control of Proposition 4.1(c) (``thm-linear-riccati-noise``): W = I + B_t (d x d Brownian motion) and a an
-    independent d-dimensional Brownian motion, sampled exactly at the record times ``t``. Returns the drops from
-    t = 5 to the last time of the median sigma_2/sigma_1 of W and of the median normalized commutator of its first
-    row with a, the quantities the coupled SDE must shrink by a factor 10."""
+    independent d-dimensional Brownian motion, sampled exactly at the record times ``t``. Returns per record and
+    path sigma_2/sigma_1 of W and the normalized commutator of its first row with a, (records, paths) each."""
     rng = np.random.default_rng([int(seed) % 2 ** 32, 1])
     dt = np.diff(t)[:, None, None, None]
     inc = rng.standard_normal((len(t) - 1, n_paths, d + 1, d)) * np.sqrt(dt)
@@ -127,10 +166,40 @@ def uncoupled_drops(d: int, n_paths: int, t: np.ndarray, seed: int) -> tuple[flo
     W = paths[:, :, :d] + np.eye(d)
     a = paths[:, :, d]
     sv = np.linalg.svd(W, compute_uv=False)
-    ratio = np.median(sv[..., -1] / sv[..., 0], axis=1)
     w1 = W[:, :, 0]
     c = w1[..., :, None] * a[..., None, :] - a[..., :, None] * w1[..., None, :]
     denom = np.linalg.norm(w1, axis=-1) * np.linalg.norm(a, axis=-1)
-    comm = np.median(np.linalg.norm(c, axis=(-2, -1)) / np.where(denom > 0, denom, np.inf), axis=1)
+    return sv[..., -1] / sv[..., 0], np.linalg.norm(c, axis=(-2, -1)) / np.where(denom > 0, denom, np.inf)
+
+
+def uncoupled_drops(d: int, n_paths: int, t: np.ndarray, seed: int) -> tuple[float, float]:
+    """The drops from t = 5 to the last time of the medians of :func:`uncoupled_paths`, the quantities the coupled
+    SDE must shrink by a factor 10."""
+    ratio, comm = uncoupled_paths(d, n_paths, t, seed)
     i5, last = int(np.argmin(np.abs(t - 5))), len(t) - 1
-    return float(ratio[i5] / ratio[last]), float(comm[i5] / comm[last])
+    return (float(np.median(ratio[i5]) / np.median(ratio[last])),
+            float(np.median(comm[i5]) / np.median(comm[last])))
+
+
+def median_drop_interval(per_path: np.ndarray, t: np.ndarray, seed: int, level: float = 0.95,
+                         n_boot: int = 2000) -> tuple[float, float]:
+    """Percentile bootstrap interval over paths (the noise source: the paths are independent) of the drop
+    median(t = 5) / median(last time) of a per-path quantity (records, paths); each resample keeps a path's two
+    times together."""
+    i5, last = int(np.argmin(np.abs(t - 5))), len(t) - 1
+    rng = np.random.default_rng([int(seed) % 2 ** 32, 2])
+    idx = rng.integers(0, per_path.shape[1], size=(n_boot, per_path.shape[1]))
+    drops = np.median(per_path[i5][idx], axis=1) / np.median(per_path[last][idx], axis=1)
+    lo, hi = np.quantile(drops, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def drop_low(sde: PureNoiseSDE, quantity: str, coupled: bool = True) -> float:
+    """Lower end of the 95% bootstrap interval of the median drop of ``quantity`` ("ratio": sigma_2/sigma_1, or
+    "comm": the normalized commutator) from t = 5 to 30, for the SDE's paths or (``coupled`` False, the control)
+    for uncoupled noise (:func:`uncoupled_paths`)."""
+    if coupled:
+        per_path = sde.ratio if quantity == "ratio" else sde.comm
+    else:
+        per_path = uncoupled_paths(2, sde.n_paths, sde.t, sde.paths_seed)[0 if quantity == "ratio" else 1]
+    return median_drop_interval(np.asarray(per_path), sde.t, sde.paths_seed)[0]

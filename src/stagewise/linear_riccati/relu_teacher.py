@@ -117,3 +117,12 @@ def rank_ratios(result: TeacherStudentRun) -> RankRatios:
     return RankRatios(r31[:, 0], r31[:, 1], float(np.median(r31[:, 0])), float(np.median(r31[:, 1])),
                       float(result.loss[-1, :, 0].max()),
                       float(np.median(result.sv[0, :, 0, 2] / result.sv[0, :, 0, 0])))
+
+
+def median_ratio_small_over_large(result: TeacherStudentRun, record: int = -1) -> float:
+    """The comparative claim of Figs. 2 and 5: median over data sets of sigma_3/sigma_1 of the small-scale students
+    at ``record`` (-1: the end) over the same median of the trained large-scale students; ``record`` 0 takes the
+    untrained small-scale students (the control)."""
+    small = result.sv[record, :, 0, 2] / result.sv[record, :, 0, 0]
+    large = result.sv[-1, :, 1, 2] / result.sv[-1, :, 1, 0]
+    return float(np.median(small) / np.median(large))
