@@ -46,7 +46,13 @@ Modules:
 * ``gradient_descent`` — gradient descent batched over step sizes and seeds over one time horizon.
 * ``curvature`` — the largest curvature ``||Hess L||_2`` (power iteration) and the quadratic model
   ``1 / (1 - eta lambda / 2)`` that decide which step sizes the slope is fitted over, and its window.
-* ``experiments`` — the chapter's experiments, each returning a dataclass the notebook records and checks.
+* ``experiments`` — the chapter's experiments, each returning a dataclass the notebook records and checks, and
+  the rows' controls: the same measurements on a broken run or a wrong quantity (``broken_flow_drift``,
+  ``orthogonal_error`` with a halved gradient, ``control_neuron_flips``, ``against_drift_flips``,
+  ``one_step_error`` with the wrong power of ``eta``, ``norm_sum_slope``, ``descent_gap_to_flow``), and the
+  descent-versus-flow comparison ``descent_flow_gap``.
+* ``bugs`` — the catalogue of realistic bugs of the experiment and measurement code that the chapter's
+  checks must catch (``stagewise power conservation-laws``, :mod:`stagewise.core.power`).
 * ``figures`` — the chapter's three figures.
 * ``parameters`` — the chapter's cross-parameter validator ``check_parameters`` and its cost model
   ``expected_seconds``.

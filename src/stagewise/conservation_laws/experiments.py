@@ -68,6 +68,24 @@ class FlowResult:
     sum_drift: dict[str, float]
 
 
+#: The flow rows allow ``FLOW_SLACK x ode_rtol x`` the invariants' magnitude (at least 1). DOP853 keeps each
+#: step's error within ``rtol`` of the weights' size; over the whole atlas (``tests/atlas/conservation-laws.yaml``)
+#: the global error of an invariant stayed below ``0.4 rtol`` times its magnitude, and a solver 1000x looser
+#: than stated gives 5 to 30 times ``ode_rtol`` at the default parameters (section "Gradient flow").
+FLOW_SLACK = 10.0
+
+
+def flow_tolerance(flow: "FlowResult", name: str, rtol: float) -> float:
+    """The tolerance of ``name``'s flow row: ``FLOW_SLACK x rtol x max(1, magnitude along the flow)``."""
+    return FLOW_SLACK * rtol * max(1.0, flow.scale[name])
+
+
+def flow_excess(flow: "FlowResult", name: str, rtol: float) -> float:
+    """``name``'s flow drift over its tolerance (:func:`flow_tolerance`): below 1 for the homogeneous
+    families (the law holds to solver error), above 1 for ``tanh`` (the law fails without homogeneity)."""
+    return flow.drift[name] / flow_tolerance(flow, name, rtol)
+
+
 def flow_experiment(problems: Problems, names: list[str], horizon: float, rtol: float) -> FlowResult:
     """Theorem ``prf:thm-conservation-laws-balancedness``: the drift of the invariants under
     gradient flow (adaptive DOP853, relative tolerance ``rtol``) over ``[0, horizon]``."""
@@ -263,8 +281,7 @@ def descent_experiment(problems: Problems, etas: list[float], horizon: float, ge
 @dataclass(frozen=True)
 class OneStepResult:
     """One GD step of size ``eta``: per family the largest ``|actual - eta^2 Q(g)|``, the size
-    ``max |eta^2 Q(g)|``, the largest ``|actual - 0|`` (the wrong hypothesis that a GD step
-    conserves ``Q`` as the flow does), and the rounding bound ``tolerance`` of the comparison
+    ``max |eta^2 Q(g)|``, and the rounding bound ``tolerance`` of the comparison
     (:func:`stagewise.numerics.roundoff.roundoff` of the largest magnitude ``A + B`` of an entry
     before, after and of ``eta^2 Q(g)``, over the squares summed in one entry); the error of the
     diagonal product law relative to the magnitude ``u^2 + v^2``, and its rounding bound."""
@@ -273,7 +290,6 @@ class OneStepResult:
     error: dict[str, float]
     size: dict[str, float]
     product_law_error: float
-    change: dict[str, float]
     tolerance: dict[str, float]
     product_law_tolerance: float
 
@@ -281,12 +297,11 @@ class OneStepResult:
 def one_step_experiment(problems: Problems, eta: float, product_steps: int = 200) -> OneStepResult:
     """Proposition ``prf:thm-conservation-laws-one-step`` from the initialization, and its
     diagonal product form (Corollary ``prf:thm-conservation-laws-diagonal``) over ``product_steps``."""
-    error, size, change, tolerance = {}, {}, {}, {}
+    error, size, tolerance = {}, {}, {}
     for name, family in problems.families.items():
         params = problems.params0[name]
         actual, predicted = one_step_change(family, params, problems.data[name], eta)
         error[name], size[name] = float((actual - predicted).abs().max()), float(predicted.abs().max())
-        change[name] = float(actual.abs().max())
         grads = gradients(family, params, problems.data[name])
         after = [p - eta * g for p, g in zip(params, grads)]
         magnitude = family.magnitude(params) + family.magnitude(after) + eta**2 * family.magnitude(grads)
@@ -295,7 +310,7 @@ def one_step_experiment(problems: Problems, eta: float, product_steps: int = 200
     measured, predicted, magnitude = diagonal_product_law(u0, v0, problems.data["diagonal"], eta, product_steps)
     product_error = float(((measured - predicted).abs() / magnitude).max())
     # each step rounds u, v and the factor a few times, relative to the magnitude u^2 + v^2: 4 operations a step
-    return OneStepResult(eta, error, size, product_error, change, tolerance, roundoff(1.0, 4 * product_steps))
+    return OneStepResult(eta, error, size, product_error, tolerance, roundoff(1.0, 4 * product_steps))
 
 
 @dataclass(frozen=True)
@@ -325,14 +340,12 @@ class SignResult:
     ``qualifying`` counts the neurons with ``|a_j(0)| >= ||w_j(0)||``, ``w_j(0) != 0`` in the
     Gaussian run, ``flips`` how many of them ever change the sign of ``a_j``; ``balanced_flips``
     counts sign changes from the balanced initialization ``a_j(0) = s_j ||w_j(0)||`` (all
-    neurons qualify); ``control_flips`` those of one neuron with ``|a(0)| = 0.2 ||w(0)||`` whose
-    sign is set against its target, outside the hypothesis. ``margin`` is the smallest
-    ``a_j(t) sign a_j(0)`` over qualifying neurons and records (both runs)."""
+    neurons qualify). ``margin`` is the smallest ``a_j(t) sign a_j(0)`` over qualifying neurons and
+    records (both runs). The controls are :func:`control_neuron_flips` and :func:`against_drift_flips`."""
 
     qualifying: int
     flips: int
     balanced_flips: int
-    control_flips: int
     margin: float
 
 
@@ -360,8 +373,8 @@ def qualifying_neurons(W0: torch.Tensor, a0: torch.Tensor) -> tuple[torch.Tensor
 def sign_experiment(problems: Problems, flow: FlowResult, horizon: float, rtol: float) -> SignResult:
     """Corollary ``prf:thm-conservation-laws-relu`` (Town et al., Proposition 1): a neuron with
     ``|a_j(0)| >= ||w_j(0)||`` and ``w_j(0) != 0`` never changes the sign of ``a_j``. Reads the
-    Gaussian run from ``flow`` and integrates the balanced initialization and the control neuron
-    with relative tolerance ``rtol`` (a sign needs only a solver error far below ``margin``)."""
+    Gaussian run from ``flow`` and integrates the balanced initialization with relative tolerance
+    ``rtol`` (a sign needs only a solver error far below ``margin``)."""
     family, data = problems.families["relu"], problems.data["relu"]
     W0, a0 = problems.params0["relu"]
     norms = W0.norm(dim=-1)
@@ -369,30 +382,83 @@ def sign_experiment(problems: Problems, flow: FlowResult, horizon: float, rtol: 
     flips, margin = _sign_flips(flow.trajectories["relu"].states, mask)
     balanced = gradient_flow_study(family, data, [W0, torch.sign(a0) * norms], horizon, rtol)
     balanced_flips, balanced_margin = _sign_flips(balanced.states, nonzero)
-    i = int(data.Y[:, 0].abs().argmax())          # the control neuron: active on x_i only, a(0) against y_i
-    w = (norms[0, 0] * data.X[i] / data.X[i].norm())[None, None, :]
-    a = -0.2 * w.norm(dim=-1) * torch.sign(data.Y[i, 0])
-    # the control must have time to cross: while a is small, da/dt = <w, x_i> y_i / n, so a reaches 0 after
-    # about 0.2 n / (||x_i|| |y_i|); it runs for four times that when the chapter's horizon is shorter
-    crossing = 0.2 * data.X.shape[0] / float(data.X[i].norm() * data.Y[i, 0].abs())
+    return SignResult(int(mask.sum()), flips, balanced_flips, float(np.nanmin([margin, balanced_margin])))
+
+
+def control_neuron_flips(problems: Problems, horizon: float, rtol: float, ratio: float = 0.2) -> int:
+    """Control of the Gaussian sign row: sign changes of one ReLU neuron outside the hypothesis,
+    ``|a(0)| = ratio ||w(0)||``, active on the single input ``x_i`` with the largest target and with ``a(0)``
+    against ``y_i``. While ``a`` is small, ``da/dt = <w, x_i> y_i / n``, so ``a`` reaches 0 after about
+    ``ratio n / (||x_i|| |y_i|)``; the flow runs for four times that when ``horizon`` is shorter."""
+    family, data = problems.families["relu"], problems.data["relu"]
+    W0, _ = problems.params0["relu"]
+    i = int(data.Y[:, 0].abs().argmax())
+    w = (W0[0, 0].norm() * data.X[i] / data.X[i].norm())[None, None, :]
+    a = -ratio * w.norm(dim=-1) * torch.sign(data.Y[i, 0])
+    crossing = ratio * data.X.shape[0] / float(data.X[i].norm() * data.Y[i, 0].abs())
     control = gradient_flow_study(family, data, [w, a], max(horizon, 4 * crossing), rtol)
-    control_flips, _ = _sign_flips(control.states, torch.ones_like(a, dtype=torch.bool))
-    return SignResult(int(mask.sum()), flips, balanced_flips, control_flips,
-                      float(np.nanmin([margin, balanced_margin])))
+    return _sign_flips(control.states, torch.ones_like(a, dtype=torch.bool))[0]
+
+
+def against_drift_flips(problems: Problems, horizon: float, rtol: float, ratio: float = 0.2) -> int:
+    """Control of the balanced sign row: every neuron of the balanced run, ``w_j(0)``, run as a network of its
+    own (all in one batch) with ``a_j(0)`` outside the hypothesis and against its drift. With
+    ``u_j = (1/n) sum_i y_i 1[<w_j, x_i> > 0] x_i``, ``a_j`` starts moving at ``c_j = <w_j, u_j>``; the pair
+    ``(a_j, <w_j, u_j> / |u_j|)`` follows a hyperbola ``a^2 - w_par^2 = const``, and the smaller of the two in
+    magnitude is the one that crosses zero. So ``a_j(0) = -ratio |c_j| / |u_j| sign(c_j)``: ``ratio`` times the
+    part of ``w_j`` along ``u_j`` (at most ``ratio ||w_j||``, outside the hypothesis by at least ``1 / ratio``).
+    Counts sign changes over the neurons with ``c_j != 0``; ``a_j`` reaches 0 after about ``ratio / |u_j|``,
+    and the flow runs for four times the shortest of these (``horizon`` when no neuron moves), long enough for
+    the fastest neurons to cross and no longer, for speed. (Against ``||w_j||``
+    itself, a wide input lets ``w_par`` cross first, and ``a_j`` keeps its sign.)"""
+    family, data = problems.families["relu"], problems.data["relu"]
+    W0, _ = problems.params0["relu"]
+    W = W0.reshape(-1, 1, W0.shape[-1])                                          # (S m, 1, d): one neuron each
+    active = (torch.einsum("nd,smd->smn", data.X, W) > 0).to(W.dtype)            # (S m, 1, n)
+    u = torch.einsum("smn,n,nd->smd", active, data.Y[:, 0], data.X) / data.X.shape[0]
+    c, size = (W * u).sum(-1), u.norm(dim=-1)                                    # (S m, 1)
+    moving = c.abs() > roundoff(float(c.abs().max()), data.X.shape[1])
+    a = -ratio * c.abs() / size.clamp(min=torch.finfo(W.dtype).tiny) * torch.sign(c)
+    crossing = float((ratio / size[moving]).min()) if moving.any() else 0.0
+    run = gradient_flow_study(family, data, [W, a], 4 * crossing if moving.any() else horizon, rtol)
+    return _sign_flips(run.states, moving)[0]
 
 
 @dataclass(frozen=True)
 class OrthogonalInit:
     """Two-layer linear network from ``I_gamma`` (Corollary ``prf:thm-conservation-laws-linear``):
     ``W_1(0) = sqrt(2 gamma) P`` with orthonormal columns (or rows), ``W_2(0) = 0``. ``error`` is
-    ``max_t |W_1^T W_1 - W_2 W_2^T - 2 gamma P^T P|``, ``control_error`` the same against
-    ``gamma P^T P`` (the constant without its 2), ``scale`` the largest magnitude of an entry along the
-    flow (``2 gamma`` at the start, the size that the solver's relative error multiplies)."""
+    ``max_t |W_1^T W_1 - W_2 W_2^T - 2 gamma P^T P|``, ``scale`` the largest magnitude of an entry along the
+    flow (``2 gamma`` at the start, the size that the solver's relative error multiplies); ``start`` the
+    initial weights and ``P`` (``(S, d, m)``) for the control (:func:`orthogonal_error`)."""
 
     gamma: float
     error: float
-    control_error: float
     scale: float
+    start: Params
+    P: torch.Tensor
+
+
+def orthogonal_start(W1: torch.Tensor, W2: torch.Tensor, gamma: float, generator: torch.Generator
+                     ) -> tuple[Params, torch.Tensor]:
+    """``I_gamma``: ``W_1(0) = sqrt(2 gamma) P`` with one random ``P`` (orthonormal columns, or rows when
+    ``d < m``) per seed, drawn from ``generator``, and ``W_2(0) = 0``; returns the weights and ``P``."""
+    seeds, d, m = W1.shape
+    G = torch.randn(seeds, max(d, m), min(d, m), generator=generator, dtype=W1.dtype)
+    Q = torch.linalg.qr(G).Q                                            # orthonormal columns
+    P = (Q if d >= m else Q.transpose(-1, -2)).to(W1.device)            # (S, d, m)
+    return [np.sqrt(2 * gamma) * P, torch.zeros_like(W2)], P
+
+
+def orthogonal_error(problems: Problems, orthogonal: OrthogonalInit, horizon: float, rtol: float,
+                     gradient_scale: tuple[float, float] | None = None) -> float:
+    """``max_t |W_1^T W_1 - W_2 W_2^T - 2 gamma P^T P|`` along the flow from ``orthogonal.start`` over
+    ``horizon``; ``gradient_scale`` breaks the flow (:func:`~stagewise.conservation_laws.gradient_flow.gradient_flow_field`),
+    for the control."""
+    family, data = problems.families["linear"], problems.data["linear"]
+    flow = gradient_flow_study(family, data, orthogonal.start, horizon, rtol, gradient_scale=gradient_scale)
+    target = (orthogonal.P.transpose(-1, -2) @ orthogonal.P).flatten(1)
+    return float((flow.invariants[:, 0] - 2 * orthogonal.gamma * target).abs().max())
 
 
 def orthogonal_init_experiment(problems: Problems, gamma: float, horizon: float, rtol: float,
@@ -402,14 +468,101 @@ def orthogonal_init_experiment(problems: Problems, gamma: float, horizon: float,
     coordinates ``Z``). One random ``P`` per seed, drawn from ``generator``."""
     family, data = problems.families["linear"], problems.data["linear"]
     W1, W2 = problems.params0["linear"]
-    seeds, d, m = W1.shape
-    G = torch.randn(seeds, max(d, m), min(d, m), generator=generator, dtype=W1.dtype)
-    Q = torch.linalg.qr(G).Q                                            # orthonormal columns
-    P = (Q if d >= m else Q.transpose(-1, -2)).to(W1.device)            # (S, d, m)
-    start = [np.sqrt(2 * gamma) * P, torch.zeros_like(W2)]
+    start, P = orthogonal_start(W1, W2, gamma, generator)
     flow = gradient_flow_study(family, data, start, horizon, rtol)
     target = (P.transpose(-1, -2) @ P).flatten(1)
     error = float((flow.invariants[:, 0] - 2 * gamma * target).abs().max())
-    control_error = float((flow.invariants[:, 0] - gamma * target).abs().max())
     scale = max(float(family.magnitude(p).abs().max()) for p in flow.states)   # 2 gamma at t = 0
-    return OrthogonalInit(gamma, error, control_error, scale)
+    return OrthogonalInit(gamma, error, scale, start, P)
+
+
+# -- the controls: the same measurements on a broken run or a wrong quantity ---------------------------------
+
+def broken_flow_drift(problems: Problems, name: str, horizon: float, rtol: float, factor: float = 0.5) -> float:
+    """Control of a flow row: the drift of ``name``'s invariants along a flow whose output layer's gradient
+    is multiplied by ``factor`` (a gradient with a missing ``1/2`` in one layer). The Euler identity no longer
+    balances the two layers, and the invariants move at a rate ``(1 - factor) <theta_out, grad_out>`` from
+    the first instant."""
+    family, params0 = problems.families[name], problems.params0[name]
+    scale = [1.0] * (len(params0) - 1) + [factor]
+    flow = gradient_flow_study(family, problems.data[name], params0, horizon, rtol, gradient_scale=scale)
+    return float(max_drift(flow.invariants[:, 0]).max())
+
+
+def one_step_error(problems: Problems, name: str, eta: float, gradient_scale: list[float] | None = None) -> float:
+    """``max |Q(theta - eta g) - Q(theta) - eta^2 Q(g)|`` for one step from the initialization: the one-step
+    row's error with ``g = grad L`` (Proposition ``prf:thm-conservation-laws-one-step``), and its control with
+    ``g`` the gradient scaled per tensor by ``gradient_scale`` (the output layer's halved: a step that is no
+    gradient step of ``L``). The expansion ``Q(theta - eta g) = Q(theta) - 2 eta B(theta, g) + eta^2 Q(g)`` holds
+    for any ``g``; the remainder is ``eta^2 Q(g)`` only when ``B(theta, g) = 0``, the Euler identity of the true
+    gradient, so the control is off by ``2 eta |B(theta, g)|``."""
+    family, params = problems.families[name], problems.params0[name]
+    grads = gradients(family, params, problems.data[name])
+    if gradient_scale is not None:
+        grads = [c * g for c, g in zip(gradient_scale, grads, strict=True)]
+    after = [p - eta * g for p, g in zip(params, grads)]
+    actual = family.invariant(after) - family.invariant(params)
+    return float((actual - eta**2 * family.invariant(grads)).abs().max())
+
+
+def one_step_excess(one_step: OneStepResult, name: str) -> float:
+    """``name``'s one-step error over its rounding bound: below 1 for a homogeneous family, above 1 for
+    ``tanh`` (the first-order term ``-2 eta B(theta, g)`` no longer vanishes)."""
+    return one_step.error[name] / one_step.tolerance[name]
+
+
+def norm_sum_slope(result: FamilyDescent, seed: int) -> float:
+    """Control of a slope row: the log-log slope, over the same step sizes and runs (``result.fitted(seed)``),
+    of the drift of the total squared norm ``sum_l ||W_l||_F^2``, a quantity that is not conserved (it grows
+    as the network learns): its drift is that of the flow, nearly independent of ``eta``."""
+    rows = [result.etas.index(eta) for eta in result.fitted(seed)]
+    total = result.trajectory.layer_norms[:, rows, seed].sum(-1, keepdim=True)    # (T, E', 1)
+    drift = max_drift(total).cpu().numpy()
+    return loglog_slope([result.etas[i] for i in rows], drift)
+
+
+def intercept_ratio_of(result: FamilyDescent) -> float:
+    """:attr:`FamilyDescent.intercept_ratio`, over every step size run when too few qualify for every seed
+    (the control of the ``tanh`` intercept row, read on a homogeneous family)."""
+    return result.intercept_ratio if np.isfinite(result.intercept_ratio) else result.intercept_over_all()
+
+
+def convergence_steps(result: FamilyDescent) -> list[float]:
+    """The two smallest step sizes with ``eta lambda_max <= FIT_BOUND`` for every seed (empty with fewer):
+    those of :func:`descent_flow_gap`."""
+    qualify = [eta for eta, q in zip(result.etas, result.qualifies.all(1)) if q]
+    return sorted(qualify)[:2] if len(qualify) >= 2 else []
+
+
+def _change_curves(invariants: torch.Tensor) -> np.ndarray:
+    """``max_j |I_j(t) - I_j(0)|`` for records ``(T, S, K)``; shape ``(T, S)``."""
+    return (invariants - invariants[:1]).abs().amax(-1).cpu().numpy()
+
+
+def descent_flow_gap(result: FamilyDescent, flow: Trajectory) -> float:
+    """How far gradient descent at the smallest step size ``eta_1`` is from the flow, in units of its own
+    first-order error estimate: per seed, ``max_t |D_eta1(t) - D_flow(t)|`` over
+    ``max_t |D_eta2(t) - D_eta1(t)| eta_1 / (eta_2 - eta_1)`` (Richardson: for an error ``c(t) eta`` both are
+    ``max_t |c(t)| eta_1``), with ``D(t) = max_j |I_j(t) - I_j(0)|`` on the common record times and
+    ``eta_1 < eta_2`` the two smallest step sizes of :func:`convergence_steps`; the largest over seeds.
+    About 1 when the descent runs converge to this flow at first order; NaN without two step sizes."""
+    steps = convergence_steps(result)
+    if not steps:
+        return float("nan")
+    (e1, e2), index = steps, [result.etas.index(eta) for eta in steps]
+    D1, D2 = (_change_curves(result.trajectory.invariants[:, i]) for i in index)
+    D0 = _change_curves(flow.invariants[:, 0])
+    gap = np.abs(D1 - D0).max(0)
+    estimate = np.abs(D2 - D1).max(0) * e1 / (e2 - e1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.max(gap / estimate))
+
+
+def descent_gap_to_flow(problems: Problems, name: str, result: FamilyDescent, horizon: float, rtol: float,
+                        gradient_scale: list[float]) -> float:
+    """:func:`descent_flow_gap` against a flow run with its gradient scaled by ``gradient_scale`` (the
+    control: ``0.5`` on every tensor is the flow of ``L / 2``, the same path at half speed, what a descent
+    run on a time axis off by a factor 2 would be compared with)."""
+    flow = gradient_flow_study(problems.families[name], problems.data[name], problems.params0[name], horizon, rtol,
+                               gradient_scale=gradient_scale)
+    return descent_flow_gap(result, flow)
