@@ -42,8 +42,9 @@ def test_the_matrix_says_killed_survived_and_crashed(tmp_path):
 def test_the_appendix_shows_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixture_chapters):
     monkeypatch.setenv(power.POWER_DIR_ENV, str(tmp_path))
     chapter = get_chapter("conservation-laws")
-    from stagewise.core.provenance import code_fingerprint
-    stored = {"chapter": chapter.name, "fingerprint": code_fingerprint(chapter.source), "commit": "abc",
+    from stagewise.core.provenance import chapter_code_fingerprint
+    stored = {"chapter": chapter.name, "fingerprint": chapter_code_fingerprint(chapter.name, chapter.source),
+              "commit": "abc",
               "checks": [{"name": "row", "kind": "theorem", "baseline": "pass"}], "killed": 1, "total": 1,
               "bugs": [{"name": "b", "category": "sign error", "target": "m:f", "doc": "A sign error. Plausible.",
                         "outcome": "killed", "killed_by": ["row"], "sanity_failed": [], "cells": {"row": "killed"}}]}
@@ -74,3 +75,16 @@ def test_each_chapters_ci_bug_is_killed_by_a_theorem_row(tmp_path):
     out = _power("--ci", "--out", str(tmp_path / "ci"), tmp_path=tmp_path, timeout=1800)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert out.stdout.count("bugs killed by a theorem check") == len(CHAPTER_ORDER)
+
+
+@pytest.mark.parametrize("chapter", CHAPTER_ORDER)
+def test_no_chapter_imports_another_chapters_package(chapter):
+    """What makes a matrix's fingerprint per chapter sound: a chapter runs only its own subpackage, core/ and
+    numerics/ (control: the scan sees the chapter's own package)."""
+    import re
+    own = power.package_of(chapter)
+    others = {power.package_of(c) for c in CHAPTER_ORDER} - {own}
+    sources = [get_chapter(chapter).source] + sorted((ROOT / "src" / own.replace(".", "/")).rglob("*.py"))
+    named = {m for path in sources for m in re.findall(r"stagewise\.[a-z_]+", path.read_text())}
+    assert own in named
+    assert not named & others, named & others

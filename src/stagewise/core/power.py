@@ -13,8 +13,8 @@ chapter:name`` in the run's environment; :func:`apply_from_env` installs it in t
 run on the Dask sweep machinery (:mod:`.sweep`: a LocalCluster on every core, resumable), at the chapter's
 default parameters, and writes the matrix bug x check: a theorem row *kills* a bug when it passes in the
 baseline and fails under the bug. A crash is no kill. A bug that no theorem row kills *survived*: the chapter
-must gain a check that kills it. The full matrix is stored in ``book/power/<chapter>.json`` with the chapter's
-code fingerprint, and the book's appendix ("What the checks can catch", :mod:`.power_page`) is made from it,
+must gain a check that kills it. The full matrix is stored in ``book/power/<chapter>.json`` with the fingerprint
+of the code the chapter runs (its source, its subpackage, core/ and numerics/: ``chapter_code_fingerprint``), and the book's appendix ("What the checks can catch", :mod:`.power_page`) is made from it,
 marked stale when the code has changed since.
 """
 from __future__ import annotations
@@ -190,8 +190,8 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
         row.update(outcome=KILLED if killed_by else SURVIVED, cells=cells, killed_by=killed_by,
                    sanity_failed=sanity, not_run=[n for n, s in cells.items() if s in ("not run",)])
         rows.append(row)
-    from stagewise.core.provenance import code_fingerprint, git_state
-    return {"chapter": chapter, "ci": ci, "fingerprint": code_fingerprint(get_chapter(chapter).source),
+    from stagewise.core.provenance import chapter_code_fingerprint, git_state
+    return {"chapter": chapter, "ci": ci, "fingerprint": chapter_code_fingerprint(chapter, get_chapter(chapter).source),
             **git_state(), "parameters": "default", "wall_seconds": round(seconds, 1),
             "checks": columns, "bugs": rows, "killed": sum(r["outcome"] == KILLED for r in rows), "total": len(rows)}
 

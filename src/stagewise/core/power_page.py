@@ -2,7 +2,7 @@
 
 ``stagewise book`` writes the page into the executed folder before Sphinx runs, from ``book/power/<chapter>.json``
 (written by ``make power``). For each chapter: whether the matrix was measured on the chapter's current code
-(its code fingerprint, as for a chapter's own staleness) or is **stale**, the catalogue (each bug, its kind, what
+(the fingerprint of its source, its subpackage, core/ and numerics/) or is **stale**, the catalogue (each bug, its kind, what
 it is and why it is plausible, the function it replaces, and which theorem rows kill it), the matrix bug x theorem
 row, and the share of bugs killed. A chapter without a stored matrix says so.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from stagewise.core import power
-from stagewise.core.provenance import code_fingerprint
+from stagewise.core.provenance import chapter_code_fingerprint
 from stagewise.core.registry import PROJECT_ROOT, all_chapters
 
 PAGE_NAME = "what-the-checks-can-catch"
@@ -40,7 +40,7 @@ def chapter_section(chapter, stored: dict[str, Any] | None) -> list[str]:
     if stored is None:
         return lines + [":::{warning}", f"No matrix is stored for this chapter: run `make power` "
                         f"(`stagewise power {chapter.name}`).", ":::", ""]
-    fresh = stored.get("fingerprint") == code_fingerprint(chapter.source)
+    fresh = stored.get("fingerprint") == chapter_code_fingerprint(chapter.name, chapter.source)
     commit = str(stored.get("commit", "unknown"))[:10]
     if fresh:
         lines += [f"Measured on the chapter's current code (commit `{commit}`"

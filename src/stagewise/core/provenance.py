@@ -62,3 +62,20 @@ def code_fingerprint(chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
             digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
+    """Hash of the code one chapter runs: its source, its own subpackage (``src/stagewise/<slug>/``), the shared
+    ``core/`` and ``numerics/`` (and the package's top-level modules), the requirements and the lock. No chapter
+    imports another chapter's subpackage (``tests/core/test_power.py`` checks it), so a change in one chapter's
+    code leaves the others' mutation matrices current (:mod:`stagewise.core.power`)."""
+    package = root / "src" / "stagewise"
+    own = package / chapter_name.replace("-", "_")
+    shared = [package / "core", package / "numerics"]
+    files = sorted(package.glob("*.py")) + sorted(f for d in [*shared, own] if d.is_dir() for f in d.rglob("*.py"))
+    digest = hashlib.sha256()
+    for path in [chapter_source, *files, *(root / n for n in ("requirements.txt", "requirements.lock", "pyproject.toml"))]:
+        if path.is_file():
+            digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
