@@ -22,7 +22,8 @@ Statements of the chapter (``prf`` labels) and the functions implementing them:
                                       ``closed_forms.neuron_speed`` (iii, iv), ``deepening.DepthStudy.norm_bound_ok`` (v)
 ``prop-escape-speed-ex1``             ``problems.example1_data``, ``closed_forms.rank_one_speed_eq6`` (a),
                                       ``closed_forms.rank_two_construction`` (b), ``example1.rank_one_scan``,
-                                      ``example1.ascent_width_sweep``, ``example1.gd_success``
+                                      ``example1.ascent_width_sweep``, ``example1.gd_success``,
+                                      ``example1.width_trend`` (the growth with width, binomial intervals)
 ``prop-escape-speed-depth``           ``deepening.deepen``, ``deepening.deepening_check``, ``deepening.escape_by_depth``,
                                       ``deepening.depth_study``
 ``prop-escape-speed-merge``           ``deepening.merge_most_linear`` (and the backward pass of ``escape_by_depth``)
@@ -54,6 +55,7 @@ Modules:
                        escape-time law, alignment with the optimum)
 ``digits``             the deep MLP on digit images (paper Figs 1, 3, 4)
 ``figures``            the chapter's figures (one function per figure id)
+``bugs``               the catalogue of realistic bugs run through the chapter (``stagewise power``)
 ``reference``          plain reference loops for the tests and ``benchmarks/bench_escape_speed.py``
 =====================  ==========================================================================
 """

@@ -38,22 +38,29 @@ def neuron_speed(phi: np.ndarray, X: torch.Tensor, G: torch.Tensor) -> np.ndarra
     return np.linalg.norm(act @ G.cpu().numpy().T, axis=1)          # (P,)
 
 
-def shallow_speed(X: torch.Tensor, G: torch.Tensor, n_angles: int = 200_000) -> tuple[float, float]:
+def shallow_speed(X: torch.Tensor, G: torch.Tensor, n_angles: int = 200_000, hinges: bool = True) -> tuple[float, float]:
     """Proposition "Closed forms" (iii): ``s*(2) = max_{|w|=1} |G sigma(X^T w)|`` by a 1-D angle search
     (``d_in = 2``); returns ``(speed, angle)``.
 
     The maximum sits on a cusp where a data point lies on the hinge, so the candidate hinge
     angles (``w`` orthogonal to a data point) are added to the uniform grid and evaluated exactly.
+    ``hinges=False`` searches the uniform grid alone (a control: it misses the cusps by the grid spacing).
     """
     if X.shape[0] != 2:
         raise ValueError("shallow_speed: the angle search needs d_in = 2")
     phi = np.linspace(0, 2 * np.pi, n_angles, endpoint=False)
     xa = np.arctan2(X[1].cpu().numpy(), X[0].cpu().numpy())
-    hinges = np.concatenate([xa + np.pi / 2, xa - np.pi / 2])        # w orthogonal to a data point
-    phi = np.concatenate([phi, np.mod(hinges, 2 * np.pi)])
+    if hinges:
+        cusp = np.concatenate([xa + np.pi / 2, xa - np.pi / 2])       # w orthogonal to a data point
+        phi = np.concatenate([phi, np.mod(cusp, 2 * np.pi)])
     sp = neuron_speed(phi, X, G)
     i = int(np.argmax(sp))
     return float(sp[i]), float(phi[i])
+
+
+def shallow_escape_speed(X: torch.Tensor, G: torch.Tensor) -> float:
+    """``s*(2)`` of :func:`shallow_speed` alone (the speed, not the angle)."""
+    return shallow_speed(X, G)[0]
 
 
 def linear_speed(X: torch.Tensor, G: torch.Tensor) -> float:
@@ -144,6 +151,15 @@ class LinearStudy:
     frobenius_gap: float = float("nan")  # max over depths of |s_hat / |G X^T|_F - 1|: the one-layer law (control)
     sv_ratio: float = float("nan")       # sigma_2 / sigma_1 of G X^T (a small gap slows the solver)
     steps: int = 0                       # solver steps used (the horizon of linear_steps)
+    speeds: list = None                  # best solver speed per depth (nan when the solver was not run)
+
+
+def closed_form_gap(study: LinearStudy, law, X: torch.Tensor, G: torch.Tensor) -> float:
+    """``max over depths |s_hat / law(X, G) - 1|`` for the solver speeds of a :class:`LinearStudy`: ``law`` is
+    :func:`linear_speed` (``sigma_max``, Proposition "Closed forms" (ii)) or a wrong closed form such as
+    :func:`one_layer_speed` (``|G X^T|_F``, the control)."""
+    target = law(X, G)
+    return max(abs(s / target - 1) for s in study.speeds) if study.speeds else math.nan
 
 
 LINEAR_ETA = 1.0        # first step of the deep linear study: the problem is smooth, no cusps to settle on
@@ -182,11 +198,12 @@ def linear_study(X: torch.Tensor, G: torch.Tensor, depths: tuple[int, ...], widt
     chain = linear_chain(X, G, chain_depth, width)
     chain_gap = abs(float(speed(chain, X, G, relu=False)[0]) - s_lin)
     if n_steps > LINEAR_MAX_STEPS:
-        return LinearStudy(s_lin, float("nan"), chain_gap, float("nan"), ratio, n_steps)
-    gap, fro = 0.0, 0.0
+        return LinearStudy(s_lin, float("nan"), chain_gap, float("nan"), ratio, n_steps, [])
+    gap, fro, speeds = 0.0, 0.0, []
     for L in depths:
         W0 = init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], restarts, generator, X.device)
         r = projected_ascent(W0, X, G, n_steps, LINEAR_ETA, eta_final, relu=False)
         gap = max(gap, abs(float(r.speeds.max()) / s_lin - 1))
         fro = max(fro, abs(float(r.speeds.max()) / s_fro - 1))
-    return LinearStudy(s_lin, gap, chain_gap, fro, ratio, n_steps)
+        speeds.append(float(r.speeds.max()))
+    return LinearStudy(s_lin, gap, chain_gap, fro, ratio, n_steps, speeds)

@@ -176,20 +176,54 @@ class DeepeningCheck:
     max_loss: float              # max over networks with positive speed of s(theta) - s(deepened), clamped at 0
     n_positive: int              # networks with positive speed (the proposition's hypothesis)
     wrong_max_loss: float = math.nan  # the same with the wrong neuron kept (``choose="worst"``): the control
+    nets: Weights = None         # the random networks
+    k: int = 1
+
+
+def max_speed_loss(W: Weights, X: torch.Tensor, G: torch.Tensor, k: int, choose: str = "best") -> float:
+    """Proposition 3.2 on the networks ``W``: the largest speed lost by deepening each by ``k`` layers, over the
+    networks with positive speed (the hypothesis), clamped at 0. ``choose="worst"`` keeps the neuron with the largest
+    contribution (the wrong neuron: the control); nan when no network has a positive speed."""
+    before = speed(W, X, G)
+    after = torch.cat([speed(deepen([w[i:i + 1] for w in W], X, G, k=k, choose=choose), X, G)
+                       for i in range(W[0].shape[0])])
+    pos = before > roundoff(float(X.norm() * G.norm()), X.shape[1])   # L0 < 0 beyond rounding (the hypothesis)
+    return float((before - after)[pos].max().clamp_min(0)) if bool(pos.any()) else math.nan
 
 
 def deepening_check(X: torch.Tensor, G: torch.Tensor, widths: list[int], nets: int, k: int,
                     generator: torch.Generator) -> DeepeningCheck:
     """Proposition 3.2: deepen ``nets`` random networks (hidden ``widths``) by ``k`` layers, one at a time."""
     W = init_sphere(X.shape[0], widths, G.shape[0], nets, generator, X.device)
-    before = speed(W, X, G)
-    after = torch.cat([speed(deepen([w[i:i + 1] for w in W], X, G, k=k), X, G) for i in range(nets)])
-    pos = before > roundoff(float(X.norm() * G.norm()), X.shape[1])   # L0 < 0 beyond rounding (the hypothesis)
+    pos = speed(W, X, G) > roundoff(float(X.norm() * G.norm()), X.shape[1])
     n_wrong = min(nets, 40)
-    wrong = torch.cat([speed(deepen([w[i:i + 1] for w in W], X, G, k=k, choose="worst"), X, G) for i in range(n_wrong)])
-    wrong_loss = (before[:n_wrong] - wrong)[pos[:n_wrong]]
-    return DeepeningCheck(float((before - after)[pos].max().clamp_min(0)), int(pos.sum()),
-                          float(wrong_loss.max()) if len(wrong_loss) else math.nan)
+    return DeepeningCheck(max_speed_loss(W, X, G, k), int(pos.sum()),
+                          max_speed_loss([w[:n_wrong] for w in W], X, G, k, choose="worst"), W, k)
+
+
+def excess_over_shallow(result: "DepthResult", depth: int, shallow: float, scale: float) -> float:
+    """``(s_hat(depth) - s*(2)) / scale`` for the depth continuation ``result``: at ``depth = 2`` closed forms (iii)
+    make it at most 0 (no depth-2 network beats the best single neuron); a deeper depth held to the same bound is the
+    control. nan when ``depth`` is not in the continuation."""
+    if depth not in result.depths:
+        return math.nan
+    return (result.speeds[result.depths.index(depth)] - shallow) / scale
+
+
+def worst_speed(result: "DepthResult", min_depth: int, max_depth: int | None = None) -> float:
+    """The smallest ``s_hat(L)`` over the depths ``min_depth <= L <= max_depth`` of a continuation (nan if none)."""
+    s = [x for L, x in zip(result.depths, result.speeds) if L >= min_depth and (max_depth is None or L <= max_depth)]
+    return min(s) if s else math.nan
+
+
+def shallow_shortfall(X: torch.Tensor, G: torch.Tensor, shallow: float, width: int, restarts: int, steps: int,
+                      eta: float, eta_final: float, generator: torch.Generator) -> float:
+    """``s*(2) - s_hat(2)`` for a fresh run of ``restarts`` depth-2 random restarts of projected ascent from ``eta`` to
+    ``eta_final``. With ``eta_final = eta`` (the decay dropped: a looser solver) the iterates keep oscillating around
+    the cusp where the optimum sits, and the best of them stays about a step away: the control of the chapter's
+    "solver reaches s*(2)" rows."""
+    W0 = init_sphere(X.shape[0], [width], G.shape[0], restarts, generator, X.device)
+    return shallow - float(projected_ascent(W0, X, G, steps, eta, eta_final).speeds.max())
 
 
 @dataclass

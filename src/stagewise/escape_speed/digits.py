@@ -187,3 +187,17 @@ def summarize(runs: dict[int, DigitsRun], escape_its: dict[int, list[int | None]
     e1s = escape_its[small][0]
     first_small = top_ratio(runs[small], record_at(runs[small], e1s)) if e1s is not None else None
     return DigitsSummary(e1, ratio_deep, plateau, end_small, top_ratio(runs[deep], 0), first_small)
+
+
+def loss_fraction(run: DigitsRun, iteration: int | None = None) -> float:
+    """The loss over ``log 10`` (the loss of a network that outputs nothing): the lowest over the run, or at
+    ``iteration`` (``0``: the untrained network, the control of "the first escape happens")."""
+    loss = run.loss.min() if iteration is None else run.loss[iteration]
+    return float(loss / math.log(10))
+
+
+def layer_ratio(run: DigitsRun, iteration: int | None, layers: slice) -> float:
+    """The largest ``s2/s1`` over the ``layers`` of ``run`` at the record of ``iteration`` (``None``: the last
+    record; ``0``: initialization)."""
+    record = -1 if iteration is None else record_at(run, iteration)
+    return float(max(top_ratio(run, record)[layers]))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.stats import spearmanr
+from scipy.stats import norm, spearmanr
 
 from stagewise.escape_speed.ascent import AscentResult, power_iteration, projected_ascent
 from stagewise.escape_speed.closed_forms import neuron_speed, rank_one_speed_eq6, rank_two_construction, shallow_speed
@@ -49,6 +49,38 @@ def pi4_offset(angle: float) -> float:
     return abs(q - round(q))
 
 
+def eq6_gap(scan: "RankOneScan", period: float) -> float:
+    """``max |direct - Eq. (6)|`` over the scan's angle grid, Eq. (6) evaluated with ``xi = phi mod period``
+    (``pi/4`` is the paper's; another period is a wrong closed form, the control of the chapter's check)."""
+    return float(np.abs(scan.direct - rank_one_speed_eq6(scan.phi, period)).max())
+
+
+def rank_one_gap(X: torch.Tensor, G: torch.Tensor, hinges: bool = True) -> float:
+    """``|s*(2) - (sqrt(2) - 1)|`` with ``s*(2)`` from the angle search of
+    :func:`~stagewise.escape_speed.closed_forms.shallow_speed`; ``hinges=False`` leaves out the exact hinge
+    angles (the search then misses the cusp maxima by the grid spacing: the control)."""
+    return abs(shallow_speed(X, G, hinges=hinges)[0] - RANK_ONE_SPEED)
+
+
+def solver_rank_one_gap(X: torch.Tensor, G: torch.Tensor, restarts: int, steps: int, eta: float, eta_final: float,
+                        generator: torch.Generator) -> float:
+    """``|s_hat - (sqrt(2) - 1)|`` with ``s_hat`` the best of ``restarts`` rank-one networks (depth 2, one neuron)
+    found by projected ascent: a numerical maximum in place of the exact cusp search (the control; it stops a few
+    final steps short of the cusp)."""
+    W0 = init_sphere(X.shape[0], [1], G.shape[0], restarts, generator, X.device)
+    return abs(float(projected_ascent(W0, X, G, steps, eta, eta_final).speeds.max()) - RANK_ONE_SPEED)
+
+
+def best_angle_offset(X: torch.Tensor, G: torch.Tensor) -> float:
+    """Distance of the best single-neuron angle of ``(X, G)`` from a multiple of ``pi/4`` (units of ``pi/4``)."""
+    return pi4_offset(shallow_speed(X, G)[1])
+
+
+def construction_gap(X: torch.Tensor, G: torch.Tensor, sign: float = -1.0) -> float:
+    """``|speed of Eq. (2)'s construction - 1/2|`` with ``W_3 = [sign]`` (the paper prints ``sign = +1``)."""
+    return abs(float(speed([w.to(X.device) for w in rank_two_construction(sign)], X, G)[0]) - 0.5)
+
+
 def rank_one_scan(X: torch.Tensor, G: torch.Tensor, n_angles: int = 20001) -> RankOneScan:
     """Proposition "Example 1" (a) and (b) on the data ``(X, G)`` of :func:`~stagewise.escape_speed.problems.example1_data`."""
     phi = np.linspace(0, 2 * np.pi, n_angles)
@@ -58,20 +90,127 @@ def rank_one_scan(X: torch.Tensor, G: torch.Tensor, n_angles: int = 20001) -> Ra
                        float(speed(rank2, X, G)[0]))
 
 
+#: Widths below this cannot hold the rank-two construction of Eq. (2) (its W1 has 4 rows). Width 1 is rank one, so its
+#: success fraction is 0 by Proposition "Closed forms" (iv); widths 2 and 3 reached at most sqrt(2) - 1 in 200
+#: projected-ascent restarts each (seed 5). These points are forced and carry no information about a trend.
+MIN_INFORMATIVE_WIDTH = 4
+Z95 = float(norm.ppf(0.975))
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """Wilson score interval of a binomial proportion ``k / n`` (95% by default); ``(0, 1)`` for ``n = 0``."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> tuple[float, float, float]:
+    """Difference ``k1/n1 - k2/n2`` of two proportions and its 95% interval by Newcombe's hybrid score method
+    (method 10 of Newcombe 1998: the Wilson intervals of the two proportions combined)."""
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson(k1, n1, z)
+    l2, u2 = wilson(k2, n2, z)
+    d = p1 - p2
+    return d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
+@dataclass
+class WidthTrend:
+    """"The success fraction grows with width" as an effect with an interval, over the informative widths only."""
+    widths: list[int]            # informative widths (>= MIN_INFORMATIVE_WIDTH), increasing
+    low: list[int]               # the lower half of them
+    high: list[int]              # the upper half
+    k_low: int
+    n_low: int
+    k_high: int
+    n_high: int
+    effect: float                # pooled fraction over `high` minus pooled fraction over `low`
+    lo: float                    # its 95% interval (Newcombe)
+    hi: float
+
+    @property
+    def value(self) -> list[float]:
+        """``[effect, lower, upper]``: what the chapter's row records."""
+        return [self.effect, self.lo, self.hi]
+
+
+def width_trend(widths: list[int], successes: list[int], trials: list[int],
+                min_width: int = MIN_INFORMATIVE_WIDTH) -> WidthTrend | None:
+    """The growth of the success fraction with width as an effect size: over the informative widths (``>= min_width``;
+    the smaller ones are forced to zero), the pooled fraction of the upper half minus that of the lower half (a
+    middle width of an odd count is left out), with its 95% Newcombe interval. None with fewer than two
+    informative widths. Fractions are binomial counts, so the interval is the binomial one: no other noise enters."""
+    order = sorted((w, k, n) for w, k, n in zip(widths, successes, trials) if w >= min_width)
+    if len(order) < 2:
+        return None
+    half = len(order) // 2
+    low, high = order[:half], order[-half:]
+    k1, n1 = sum(k for _, k, _ in high), sum(n for _, _, n in high)
+    k2, n2 = sum(k for _, k, _ in low), sum(n for _, _, n in low)
+    d, lo, hi = newcombe(k1, n1, k2, n2)
+    return WidthTrend([w for w, _, _ in order], [w for w, _, _ in low], [w for w, _, _ in high], k2, n2, k1, n1,
+                      d, lo, hi)
+
+
+def trend_value(result) -> list[float]:
+    """``[effect, lower, upper]`` of :func:`width_trend` for a sweep (:class:`AscentSweep` or :class:`GDSuccess`);
+    nan without two informative widths."""
+    trend = width_trend(result.widths, result.successes, result.trials)
+    return trend.value if trend is not None else [math.nan] * 3
+
+
+def trend_text(trend: WidthTrend | None) -> str:
+    """``"+0.29 [+0.11, +0.46]"``: the effect and its interval, for the prose; "not computed" without a trend."""
+    return "not computed" if trend is None else f"{trend.effect:+.2f} [{trend.lo:+.2f}, {trend.hi:+.2f}]"
+
+
+def trend_shown(value: list[float]) -> bool:
+    """The verdict on a :attr:`WidthTrend.value`: growth is shown when the whole 95% interval of the effect lies
+    above zero (a flat or falling curve, or one within its counting noise, is not)."""
+    lower = float(value[1]) if len(value) == 3 else math.nan
+    return bool(all(math.isfinite(float(v)) for v in value) and lower > 0.0)  # exact: the decision rule on an interval's end (a statistic, not a zero test)
+
+
 def grows_with_width(widths: list[int], fractions: np.ndarray) -> bool:
-    """The robust form of "the success fraction grows with width": at least three widths, the mean over the two
-    largest above the mean over widths ``<= 2`` (0 if none), and a positive rank correlation."""
+    """The old "robust form" (two largest widths above the widths ``<= 2`` and a positive rank correlation), kept for
+    the figures' captions and the benchmarks only: it passes a falling curve such as ``[0, 0, 0.9, 0.3, 0.1, 0.05]``
+    because the forced zeros at widths 1 and 2 carry it. The chapter's verdict is :func:`width_trend`."""
     fractions = np.asarray(fractions, dtype=float)
     if len(widths) < 3:
         return False
     small = fractions[np.array(widths) <= 2]
-    # fractions are counts / trials: two means differ by at least 1 / (2 trials) or not at all, so "above" beyond
-    # rounding (roundoff) is the exact decision on every machine; the same for the rank correlation
     tol = roundoff(1.0, len(widths))
-    if np.ptp(fractions) <= tol:            # constant fractions: no growth (and spearmanr would warn)
+    if np.ptp(fractions) <= tol:
         return False
     rho = spearmanr(widths, fractions).statistic
     return bool(fractions[-2:].mean() > (small.mean() if len(small) else 0.0) + tol and rho > tol)
+
+
+def widest_fraction(result) -> list[float]:
+    """``[fraction, lower, upper]``: the success fraction at the largest width of a sweep with its 95% Wilson
+    interval (the paper's conjecture in its strong form: with enough width, gradient descent finds the faster escape)."""
+    i = result.widths.index(max(result.widths))
+    k, n = result.successes[i], result.trials[i]
+    return [k / n, *wilson(k, n)]
+
+
+def majority_shown(value: list[float]) -> bool:
+    """The verdict on :func:`widest_fraction`: most runs succeed, the whole interval above 1/2."""
+    return bool(len(value) == 3 and math.isfinite(float(value[1])) and float(value[1]) > 0.5)
+
+
+def excess_at_width(result, width: int) -> float:
+    """Best speed of the runs at hidden ``width`` minus ``sqrt(2) - 1`` (:class:`AscentSweep` or :class:`GDSuccess`;
+    dead runs left out); nan when the width is not in the sweep or no run there escaped. At width 1 the networks
+    are rank one, so Proposition "Closed forms" (iv) makes it at most 0."""
+    if width not in result.widths:
+        return math.nan
+    s = result.speeds_at(width)
+    s = s[torch.isfinite(s)]
+    return float(s.max()) - RANK_ONE_SPEED if len(s) else math.nan
 
 
 @dataclass
@@ -86,31 +225,58 @@ class AscentSweep:
         return np.array([float((self.runs[w].speeds > self.threshold).double().mean()) for w in self.widths])
 
     @property
+    def successes(self) -> list[int]:
+        """Number of successful restarts per width."""
+        return [int((self.runs[w].speeds > self.threshold).sum()) for w in self.widths]
+
+    @property
+    def trials(self) -> list[int]:
+        return [int(self.runs[w].speeds.shape[0]) for w in self.widths]
+
+    def speeds_at(self, width: int) -> torch.Tensor:
+        return self.runs[width].speeds
+
+    @property
     def best(self) -> float:
         return max(float(self.runs[w].speeds.max()) for w in self.widths)
 
     @property
     def width1_excess(self) -> float:
         """Best width-1 speed minus ``sqrt(2) - 1`` (Proposition "Closed forms" (iv): at most 0); nan without width 1."""
-        return float(self.runs[1].speeds.max()) - RANK_ONE_SPEED if 1 in self.widths else math.nan
+        return excess_at_width(self, 1)
 
     @property
     def widest_excess(self) -> float:
-        """The same for the widest networks (rank two allowed): the control of the width-1 check."""
-        return float(self.runs[max(self.widths)].speeds.max()) - RANK_ONE_SPEED
+        """The same for the widest networks (rank two allowed)."""
+        return excess_at_width(self, max(self.widths))
 
 
 def ascent_width_sweep(X: torch.Tensor, G: torch.Tensor, widths: list[int], restarts: int, steps: int, eta: float,
-                       eta_final: float, generator: torch.Generator, margin: float = 1e-3, progress=None) -> AscentSweep:
+                       eta_final: float, generator: torch.Generator, margin: float = 1e-3, progress=None,
+                       actual_width: int | None = None) -> AscentSweep:
     """Proposition "Example 1" with the solver: ``restarts`` depth-3 runs per width in one batch, narrower
-    networks padded with zero neurons (:func:`~stagewise.escape_speed.network.pad_hidden`)."""
-    wmax = max(widths)
-    W0 = [torch.cat(ws).to(X.device) for ws in zip(*[pad_hidden(init_sphere(2, [w, w], 1, restarts, generator), wmax)
+    networks padded with zero neurons (:func:`~stagewise.escape_speed.network.pad_hidden`).
+
+    ``actual_width`` (a control): every network is built at that hidden width whatever its label in ``widths`` (the
+    width axis lost, as when the padding is applied to the wrong list); the sweep is then a run in which width has
+    no effect, and the growth test must see none."""
+    wmax = actual_width or max(widths)
+    W0 = [torch.cat(ws).to(X.device) for ws in zip(*[pad_hidden(init_sphere(2, [actual_width or w] * 2, 1, restarts,
+                                                                            generator), wmax)
                                                      for w in widths])]
     out = projected_ascent(W0, X, G, steps, eta, eta_final, progress=progress)
     part = {w: slice(i * restarts, (i + 1) * restarts) for i, w in enumerate(widths)}
     runs = {w: AscentResult([x[p] for x in out.Ws], out.speeds[p], out.trace[:, p]) for w, p in part.items()}
     return AscentSweep(list(widths), runs, RANK_ONE_SPEED + margin)
+
+
+def ascent_trend(X: torch.Tensor, G: torch.Tensor, widths: list[int], restarts: int, steps: int, eta: float,
+                 eta_final: float, generator: torch.Generator, actual_width: int | None = None) -> list[float]:
+    """:func:`width_trend` of a fresh :func:`ascent_width_sweep` (``[effect, lower, upper]``, nan without two
+    informative widths); with ``actual_width`` the control run in which every network has that width."""
+    sw = ascent_width_sweep(X, G, widths, restarts, steps, eta, eta_final, generator, actual_width=actual_width)
+    trend = width_trend(sw.widths, sw.successes, sw.trials)
+    return trend.value if trend is not None else [math.nan] * 3
 
 
 def power_iteration_failure(X: torch.Tensor, G: torch.Tensor, width: int, runs: int, steps: int, window: int,
@@ -134,6 +300,17 @@ class GDSuccess:
         """Success fraction per width (dead runs, speed nan, fail)."""
         return np.array([float((s > RANK_ONE_SPEED + self.margin).double().mean()) for s in self.sweep.speeds])
 
+    @property
+    def successes(self) -> list[int]:
+        return [int((s > RANK_ONE_SPEED + self.margin).sum()) for s in self.sweep.speeds]
+
+    @property
+    def trials(self) -> list[int]:
+        return [int(s.shape[0]) for s in self.sweep.speeds]
+
+    def speeds_at(self, width: int) -> torch.Tensor:
+        return self.sweep.speeds[self.widths.index(width)]
+
     def _finite(self, s: torch.Tensor) -> torch.Tensor:
         return s[torch.isfinite(s)]
 
@@ -152,18 +329,17 @@ class GDSuccess:
     def width1_excess(self) -> float:
         """Best width-1 speed minus ``sqrt(2) - 1`` (at most 0, Proposition "Closed forms" (iv)); nan without width 1
         or when no width-1 run escaped."""
-        w1 = self.width1
-        return float(w1.max()) - RANK_ONE_SPEED if len(w1) else math.nan
+        return excess_at_width(self, 1)
 
     @property
     def widest_excess(self) -> float:
-        """The same for the widest networks (rank two allowed): the control of the width-1 check."""
-        s = self._finite(self.sweep.speeds[self.widths.index(max(self.widths))])
-        return float(s.max()) - RANK_ONE_SPEED if len(s) else math.nan
+        """The same for the widest networks (rank two allowed)."""
+        return excess_at_width(self, max(self.widths))
 
     @property
     def best(self) -> float:
         return float(self._finite(self.sweep.speeds).max())
+
 
     @property
     def half_gap(self) -> float:
@@ -173,8 +349,15 @@ class GDSuccess:
         return float((0.5 - won).median()) if len(won) else math.nan
 
 
+def speed_excess(result: GDSuccess, bound: float) -> float:
+    """Best speed of the gradient-descent directions minus ``bound`` (the rank-two ``1/2`` for the paper's footnote;
+    the rank-one ``sqrt(2) - 1`` taken as the bound is the control)."""
+    return result.best - bound
+
+
 def gd_success(X: torch.Tensor, Y: torch.Tensor, widths: list[int], inits: int, alpha: float, rel_step: float,
-               generator: torch.Generator, drop: float = 0.01, margin: float = 0.025) -> GDSuccess:
+               generator: torch.Generator, drop: float = 0.01, margin: float = 0.025,
+               actual_width: int | None = None) -> GDSuccess:
     """Proposition "Example 1" with gradient descent: :func:`~stagewise.escape_speed.gradient_descent.gd_width_sweep`
     at depth 3 on targets ``Y`` (so ``G = -Y``) until the loss has dropped by ``drop``.
 
@@ -185,4 +368,13 @@ def gd_success(X: torch.Tensor, Y: torch.Tensor, widths: list[int], inits: int, 
     made this one call take minutes."""
     horizon = int(20 * math.log(1 / alpha) / rel_step) + 2000
     return GDSuccess(list(widths), gd_width_sweep(X, Y, widths, 3, inits, alpha, rel_step, drop, generator,
-                                                  max_steps=horizon), margin)
+                                                  max_steps=horizon, actual_width=actual_width), margin)
+
+
+def gd_trend(X: torch.Tensor, Y: torch.Tensor, widths: list[int], inits: int, alpha: float, rel_step: float,
+             generator: torch.Generator, margin: float, actual_width: int | None = None) -> list[float]:
+    """:func:`width_trend` of a fresh :func:`gd_success` (``[effect, lower, upper]``); with ``actual_width`` the
+    control run in which every network has that hidden width."""
+    gd = gd_success(X, Y, widths, inits, alpha, rel_step, generator, margin=margin, actual_width=actual_width)
+    trend = width_trend(gd.widths, gd.successes, gd.trials)
+    return trend.value if trend is not None else [math.nan] * 3

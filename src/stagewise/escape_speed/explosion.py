@@ -98,6 +98,19 @@ class FlowCurve:
     u_localized: np.ndarray
     u_full: np.ndarray
     u_ode: np.ndarray
+    u0: float = math.nan         # initial per-layer scale
+    s: float = math.nan          # speed of the direction
+
+
+def law_error(curves: list[FlowCurve], law, localized: bool = True) -> float:
+    """Largest relative distance ``max_t |u(t) / law(u0, s, L, t) - 1|`` over the curves between the measured
+    per-layer scale (gradient flow on ``L0`` when ``localized``, else on the full loss) and a closed-form law:
+    :func:`ode_scale` (Proposition 2.2, corrected) or :func:`paper_scale` (the paper's uncorrected law: the control)."""
+    err = 0.0
+    for c in curves:
+        u = c.u_localized if localized else c.u_full
+        err = max(err, float(np.max(np.abs(u / law(c.u0, c.s, c.L, c.times) - 1))))
+    return err
 
 
 @dataclass
@@ -136,5 +149,5 @@ def aligned_flow(X: torch.Tensor, Y: torch.Tensor, depths: tuple[int, ...], widt
         u_paper = paper_scale(u0, s_rho, L, times)
         paper_err = max(paper_err, float(np.max(np.abs(u[True] / u_paper - 1))))
         paper_full = max(paper_full, float(np.max(np.abs(u[False] / u_paper - 1))))
-        curves.append(FlowCurve(L, times, u[True], u[False], u_ode))
+        curves.append(FlowCurve(L, times, u[True], u[False], u_ode, u0, s_rho))
     return AlignedFlow(curves, ode_err, full_err, kkt, s_rho, paper_err, paper_full)

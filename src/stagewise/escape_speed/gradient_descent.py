@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from stagewise.escape_speed.ascent import projected_ascent
 from stagewise.escape_speed.low_rank import prop34_sides
 from stagewise.escape_speed.network import Weights, direction, forward, init_sphere, pad_hidden, speed
 from stagewise.numerics.fits import loglog_slope
@@ -28,6 +29,7 @@ class EscapeRun:
     times: torch.Tensor          # (R,) physical time at which the loss first fell by `drop`
     Ws: Weights                  # weights at that moment
     steps: int                   # Euler steps taken
+    steps_hit: torch.Tensor = None   # (R,) Euler steps until the loss fell by `drop` (inf if never)
 
 
 def _mm(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
@@ -106,6 +108,7 @@ def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float
     t = torch.zeros(R, dtype=X.dtype, device=X.device)
     done = torch.zeros(R, dtype=torch.bool, device=X.device)
     t_hit = torch.full((R,), math.inf, dtype=X.dtype, device=X.device)
+    k_hit = torch.full((R,), math.inf, dtype=X.dtype, device=X.device)
     theta_hit = theta.clone()
     loss, g = mse_grad(layers(theta), X, Y)
     assert_finite("rel_step", rel_step, 0, loss)
@@ -123,13 +126,14 @@ def euler_escape(Ws0: Weights, X: torch.Tensor, Y: torch.Tensor, rel_step: float
         if bool(hit.any()):
             frac = ((loss - target) / (loss - new_loss).clamp_min(1e-300)).clamp(0, 1)
             t_hit = torch.where(hit, t + frac * eta, t_hit)
+            k_hit = torch.where(hit, float(k + 1), k_hit)
             theta_hit = torch.where(hit[:, None], theta, theta_hit)
             done = done | hit
         t = t + eta
         loss = new_loss
         if bool(done.all()):
-            return EscapeRun(t_hit, [W.contiguous() for W in layers(theta_hit)], k + 1)
-    return EscapeRun(t_hit, [W.contiguous() for W in layers(theta_hit)], max_steps)
+            return EscapeRun(t_hit, [W.contiguous() for W in layers(theta_hit)], k + 1, k_hit)
+    return EscapeRun(t_hit, [W.contiguous() for W in layers(theta_hit)], max_steps, k_hit)
 
 
 def direction_speed(Ws: Weights, X: torch.Tensor, G: torch.Tensor) -> torch.Tensor:
@@ -146,7 +150,8 @@ class WidthSweep:
 
 
 def gd_width_sweep(X: torch.Tensor, Y: torch.Tensor, widths: list[int], depth: int, inits: int, alpha: float,
-                   rel_step: float, drop: float, generator: torch.Generator, max_steps: int = 100_000) -> WidthSweep:
+                   rel_step: float, drop: float, generator: torch.Generator, max_steps: int = 100_000,
+                   actual_width: int | None = None) -> WidthSweep:
     """Gradient descent from small initialization for several hidden widths, all in one batch.
 
     ``inits`` networks per width with every layer of norm ``alpha`` (:func:`stagewise.escape_speed.network.init_sphere`) are
@@ -155,10 +160,12 @@ def gd_width_sweep(X: torch.Tensor, Y: torch.Tensor, widths: list[int], depth: i
     with targets ``Y`` until the loss has fallen by ``drop``. Then we record the speed of the
     direction ``sqrt(L) theta / |theta|`` for ``G = -Y`` (Definition 2.1). Runs that never get
     there (dead ReLUs) have speed ``nan``. Tests the paper's conjecture (Sec. 5) on Example 1 against
-    Proposition "Closed forms" (iv): width-1 runs cannot beat ``sqrt(2) - 1``.
+    Proposition "Closed forms" (iv): width-1 runs cannot beat ``sqrt(2) - 1``. ``actual_width`` (a control): every
+    network has that hidden width whatever its label (the width axis lost).
     """
-    wmax = max(widths)
-    W0 = [torch.cat(ws) for ws in zip(*[pad_hidden(init_sphere(X.shape[0], [w] * (depth - 1), Y.shape[0], inits,
+    wmax = actual_width or max(widths)
+    W0 = [torch.cat(ws) for ws in zip(*[pad_hidden(init_sphere(X.shape[0], [actual_width or w] * (depth - 1),
+                                                                Y.shape[0], inits,
                                                                 generator, X.device, alpha), wmax)
                                         for w in widths])]
     r = euler_escape(W0, X, Y, rel_step, drop, max_steps)
@@ -184,6 +191,31 @@ class EscapeTimeLaw:
     slopes: dict[int, float]     # L = 2: dT / dlog(1/alpha); L >= 3: log-log slope (exact -(L-2) as alpha -> 0)
     reached: dict[int, float] = None  # median speed of the directions reached at the escape, smallest alpha
     direct: float = math.nan     # L = 2: fraction of initializations with a neuron of positive speed (escape directly)
+    median_steps: dict[int, list[float]] = None  # median number of Euler steps until the escape, per alpha
+    initial: dict[int, Weights] = None  # the initial directions (norm 1 per layer), per depth, before any training
+
+
+def time_slope(alphas: np.ndarray, times: list[float], depth: int) -> float:
+    """The fitted law of the escape time: ``L = 2``, the slope of ``T`` against ``log(1/alpha)``; ``L >= 3``, the
+    log-log slope of ``T`` against ``alpha`` (exact ``-(L-2)`` as ``alpha -> 0``, Proposition 2.2)."""
+    alphas, times = np.asarray(alphas, dtype=float), np.asarray(times, dtype=float)
+    if depth == 2:
+        return float(np.polyfit(np.log(1 / alphas), times, 1)[0])
+    return loglog_slope(alphas, times)
+
+
+def escape_slope(law: EscapeTimeLaw, depth: int, clock: str = "time") -> float:
+    """:func:`time_slope` of ``law`` at ``depth`` on the physical time of the flow (``clock="time"``) or on the number
+    of Euler steps (``clock="steps"``: the adaptive scheme's step count taken for the time, a wrong measure and the
+    control of the slope rows; it grows only like ``log(1/alpha)``)."""
+    y = law.median_times[depth] if clock == "time" else law.median_steps[depth]
+    return time_slope(law.alphas[depth], y, depth)
+
+
+def log_law_ratio(law: EscapeTimeLaw, speed: float, rate: float = 1.0) -> float:
+    """``L = 2``: the fitted ``dT/dlog(1/alpha)`` over the prediction ``1 / (rate * s)``; 1 for the corrected law
+    (``rate = 1``), while the paper's printed rate ``2s`` (``rate = 2``, the control) predicts half the slope."""
+    return escape_slope(law, 2) * rate * speed
 
 
 def direct_start(Ws: Weights, X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
@@ -205,21 +237,38 @@ def escape_time_law(X: torch.Tensor, Y: torch.Tensor, alphas: list[float], width
 
     The same ``inits`` directions (hidden ``width``) are scaled to every ``alpha``; the median time is fitted.
     """
-    al, med, slopes, reached, direct = {}, {}, {}, {}, math.nan
+    al, med, slopes, reached, direct, med_steps, initial = {}, {}, {}, {}, math.nan, {}, {}
     for L in depths:
         al[L] = np.array(alphas_l2) if L == 2 else np.array(alphas)
-        dirs = init_sphere(X.shape[0], [width] * (L - 1), Y.shape[0], inits, generator, X.device)
-        med[L] = []
+        dirs = initial[L] = init_sphere(X.shape[0], [width] * (L - 1), Y.shape[0], inits, generator, X.device)
+        med[L], med_steps[L] = [], []
         for a in al[L]:
             r = euler_escape([float(a) * w for w in dirs], X, Y, rel_step, drop, max_steps)
             med[L].append(float(r.times.median()))
+            med_steps[L].append(float(r.steps_hit.median()))
         hit = torch.isfinite(r.times)
         reached[L] = float(direction_speed([W[hit] for W in r.Ws], X, -Y).median()) if bool(hit.any()) else math.nan
         if L == 2:
             direct = float(direct_start(dirs, X, Y).double().mean())
-        slopes[L] = (float(np.polyfit(np.log(1 / al[L]), med[L], 1)[0]) if L == 2
-                     else loglog_slope(al[L], np.array(med[L])))
-    return EscapeTimeLaw(al, med, slopes, reached, direct)
+        slopes[L] = time_slope(al[L], med[L], L)
+    return EscapeTimeLaw(al, med, slopes, reached, direct, med_steps, initial)
+
+
+def basin_speed(Ws: Weights, X: torch.Tensor, G: torch.Tensor, steps: int = 2000, eta: float = 0.05,
+                eta_final: float = 1e-6) -> float:
+    """``L = 2``, before any training: which escape the initializations ``Ws`` lie in the basin of. At small scale the
+    neurons of a two-layer network decouple on ``L0``, and the direction of each follows the gradient flow of its own
+    speed on the sphere (the magnitudes only change the clock); the network escapes along the fastest direction its
+    neurons reach. Each neuron ``(w_i, a_i)`` of each network is run as a width-1 network through
+    :func:`stagewise.escape_speed.ascent.projected_ascent` (small normalized steps, ``eta`` to ``eta_final``, so that
+    it stays in its basin and settles there to about 1e-4 relative); returns the median over networks of the best
+    speed reached by their neurons (``G = -Y``). It does not model neurons that must turn around first (their output
+    weight changes sign): :func:`direct_start` is the companion condition. The first and last layers are used."""
+    first, last = Ws[0], Ws[-1]
+    R, n, d = first.shape
+    neurons = [first.reshape(R * n, 1, d), last.permute(0, 2, 1).reshape(R * n, last.shape[1], 1)]
+    res = projected_ascent(neurons, X, G, steps, eta, eta_final)
+    return float(res.speeds.reshape(R, n).max(dim=1).values.median())
 
 
 def escape_scale(speed: float, drop: float = 0.1, y_sq: float = 1.0, depth: int = 3) -> float:
@@ -251,6 +300,19 @@ class Alignment:
     cosine_init_median: float = float("nan")       # the same cosine for the untrained initializations (control)
     speed_ratio_init_median: float = float("nan")  # the same speed ratio for the untrained initializations (control)
     escaped: float = float("nan")                  # fraction of the runs whose loss dropped (the others: dead or slow)
+    trained: Weights = None                        # the networks at the 1% drop
+    initial: Weights = None                        # their initializations
+
+
+def cosine_median(Ws: Weights, optimum: Weights, X: torch.Tensor) -> float:
+    """Median over networks of :func:`function_cosine` with the computed optimum (trained networks, or their
+    initializations: the control)."""
+    return float(function_cosine(Ws, optimum, X).median())
+
+
+def speed_ratio_median(Ws: Weights, X: torch.Tensor, Y: torch.Tensor, best_speed: float) -> float:
+    """Median over networks of the speed of ``sqrt(L) theta / |theta|`` over ``s_hat*`` (``G = -Y``)."""
+    return float((direction_speed(Ws, X, -Y) / best_speed).median())
 
 
 def alignment(X: torch.Tensor, Y: torch.Tensor, optimum: Weights, best_speed: float, depth: int, width: int,
@@ -266,4 +328,5 @@ def alignment(X: torch.Tensor, Y: torch.Tensor, optimum: Weights, best_speed: fl
     cos0 = function_cosine(W0, optimum, X)
     ratio0 = direction_speed(W0, X, -Y) / best_speed
     return Alignment(float(cosines.median()), float(ratio.median()), float((lhs - rhs).max()),
-                     float(cos0.median()), float(ratio0.median()), float(torch.isfinite(r.times).double().mean()))
+                     float(cos0.median()), float(ratio0.median()), float(torch.isfinite(r.times).double().mean()),
+                     r.Ws, W0)

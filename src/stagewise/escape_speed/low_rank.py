@@ -200,6 +200,14 @@ def untrained_ranks(data: dict[str, tuple[torch.Tensor, torch.Tensor]], depths: 
     return med(w_vals), med(z_vals)
 
 
+def untrained_rank(data: dict[str, tuple[torch.Tensor, torch.Tensor]], depths: list[int], width: int, nets: int,
+                   generator: torch.Generator, part: str = "W") -> float:
+    """One of the two medians of :func:`untrained_ranks` (``part`` ``"W"``: weights, ``"Z"``: representations and
+    ``nu``) on freshly drawn untrained networks: the initial weights put in place of the optima (the control)."""
+    w, z = untrained_ranks(data, depths, width, nets, generator)
+    return w if part == "W" else z
+
+
 def prop34_gap(X: torch.Tensor, G: torch.Tensor, results: dict[str, DepthResult],
                data: dict[str, tuple[torch.Tensor, torch.Tensor]], generator: torch.Generator,
                depths: tuple[int, ...] = (4, 8), width: int = 8, nets: int = 300) -> float:
@@ -228,6 +236,9 @@ class Prop33Row:
     x: float                     # rho_nt(X) of the input
     net: float                   # max over layers of rho_nt(W_l), rho_nt(Z^sigma_l), nu_l
     net_untrained: float = math.nan  # the same for the untrained starting networks (largest over restarts): the control
+    X: torch.Tensor = None       # the data u v^T + E
+    optimum: Weights = None      # the best network found (batch of one)
+    start: Weights = None        # the untrained starting networks of the restarts
 
     @property
     def bound_hat(self) -> float:
@@ -258,5 +269,28 @@ def prop33_study(eps_values: tuple[float, ...], depths: tuple[int, ...], width: 
                 d0 = layer_diagnostics([w[i:i + 1] for w in W0], X)
                 untrained.append(max(d0["rho_W"] + d0["rho_Z"] + d0["nu"]))
             rows.append(Prop33Row(eps, L, s_hat, lo, hi, float(G.norm()), nontop_fraction(X),
-                                  max(d["rho_W"] + d["rho_Z"] + d["nu"]), max(untrained)))
+                                  max(d["rho_W"] + d["rho_Z"] + d["nu"]), max(untrained), X, W, W0))
     return rows
+
+
+def prop33_ratio(rows: list[Prop33Row], eps: float, trained: bool = True) -> float:
+    """The largest of ``rho_nt(W_l)``, ``rho_nt(Z^sigma_l)``, ``nu_l`` over all layers, and ``rho_nt`` of the input,
+    for the rows at noise ``eps``, measured now on the computed optima (``trained``) or on the untrained starting
+    networks of their restarts (the largest of them: the control)."""
+    out = []
+    for r in rows:
+        if r.eps != eps:
+            continue
+        nets = [r.optimum] if trained else [[w[i:i + 1] for w in r.start] for i in range(r.start[0].shape[0])]
+        for W in nets:
+            d = layer_diagnostics(W, r.X)
+            out.append(max(d["rho_W"] + d["rho_Z"] + d["nu"] + [nontop_fraction(r.X)]))
+    return max(out) if out else math.nan
+
+
+def prop33_position(rows: list[Prop33Row], noise_power: float = 1.0) -> float:
+    """Where ``s_hat`` sits in Proposition 3.3's bracket ``|Gv||u| -+ |G|_F eps``: the largest over rows of
+    ``|s_hat - |Gv||u|| / (|G|_F eps^noise_power)``, at most 1 inside the bracket. ``noise_power = 2`` (the noise
+    measured as ``|E|_F^2``, a wrong exponent) is the control: the bracket then shrinks below the first-order effect of
+    the noise on the speed."""
+    return max(abs(r.s - (r.lo + r.hi) / 2) / (r.g * r.eps ** noise_power) for r in rows)

@@ -34,7 +34,7 @@ def _digits_dim(source: str) -> int:
 def expected_seconds(values: dict) -> float:
     """Expected wall time (s) of one run alone on the 2-core reference machine for the validated ``values``.
 
-    Each experiment's measured default time (seed 0, one torch thread; 48 s in all) scaled by what drives its cost:
+    Each experiment's measured default time (seed 0, one torch thread; 48 s in all, 52 s with the width controls) scaled by what drives its cost:
     the projected-ascent sweep by steps x batch x width^2, the depth continuation by steps x depths x restarts x
     width^2, the gradient-descent runs by the Euler steps ``log(1/alpha) / rel_step`` x batch, the digits MLPs by
     steps x images x (input x width + depth x width^2). Per-step overheads of the tiny batched networks keep half of
@@ -46,9 +46,10 @@ def expected_seconds(values: dict) -> float:
     depths = g("depths", [2, 3, 4, 5])
     fixed = 10.0                                                     # start, scans, closed forms, explosion, figures
     R = g("ex1_restarts", 24) * len(widths)
-    sweep = 3.2 * g("pga_steps", 2000) / 2000 * (0.5 + 0.5 * R * max(widths) ** 2 / (144 * 32 ** 2))
+    # the width sweeps run twice: the experiment and its control with the width axis lost (issue 22)
+    sweep = 2 * 3.2 * g("pga_steps", 2000) / 2000 * (0.5 + 0.5 * R * max(widths) ** 2 / (144 * 32 ** 2))
     gd_steps = lambda alpha, rel: math.log(1 / alpha) / rel
-    gd_ex1 = 1.0 * gd_steps(g("ex1_gd_alpha", 1e-4), g("rel_step", 0.01)) / gd_steps(1e-4, 0.01) \
+    gd_ex1 = 2 * 1.0 * gd_steps(g("ex1_gd_alpha", 1e-4), g("rel_step", 0.01)) / gd_steps(1e-4, 0.01) \
         * (0.5 + 0.5 * g("ex1_gd_inits", 16) * len(widths) * max(widths) ** 2 / (96 * 32 ** 2))
     per_depth = lambda L, w, r: L * (0.5 + 0.5 * 1.5 * r * w ** 2 / (36 * 12 ** 2))
     depth = 12.0 * g("depth_steps", 800) / 800 * sum(per_depth(L, g("depth_width", 12), g("depth_restarts", 24))

@@ -24,6 +24,8 @@ def circle_data(n: int, g: str = "alternating") -> tuple[torch.Tensor, torch.Ten
         G = ((-1.0) ** j)[None]
     elif g == "cos3":
         G = torch.cos(3 * ang)[None]
+    elif g == "cos2":                    # an even harmonic: a single neuron sees it (the control of s*(2) = 0)
+        G = torch.cos(2 * ang)[None]
     else:
         raise ValueError(f"unknown circle gradient '{g}'")
     return X, G

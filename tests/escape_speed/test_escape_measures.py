@@ -1,0 +1,141 @@
+"""Tests of the measurement functions behind the escape-speed checks and their controls (issue 22): the width-trend
+statistics, the closed-form gaps, the escape-time clocks and the bug catalogue."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from stagewise.core import power
+from stagewise.escape_speed import closed_forms, deepening, example1, explosion, low_rank, network, problems
+from stagewise.escape_speed import gradient_descent as gd
+
+torch.set_num_threads(1)
+
+
+def gen(seed=0):
+    return torch.Generator().manual_seed(seed)
+
+
+def test_wilson_interval_known_values():
+    lo, hi = example1.wilson(0, 16)
+    assert lo == 0.0 and 0.19 < hi < 0.20                  # 0/16: [0, 0.194]
+    lo, hi = example1.wilson(8, 16)
+    assert abs(lo - 0.28) < 0.01 and abs(hi - 0.72) < 0.01
+    assert example1.wilson(0, 0) == (0.0, 1.0)
+
+
+def test_newcombe_interval_contains_the_effect_and_is_symmetric():
+    d, lo, hi = example1.newcombe(15, 32, 7, 32)
+    assert lo < d < hi and abs(d - 0.25) < 1e-12
+    d2, lo2, hi2 = example1.newcombe(7, 32, 15, 32)
+    assert abs(d2 + d) < 1e-12 and abs(lo2 + hi) < 1e-12 and abs(hi2 + lo) < 1e-12
+
+
+def test_width_trend_leaves_out_forced_widths_and_rejects_flat_or_falling():
+    widths, n = [1, 2, 4, 8, 16, 32], [24] * 6
+    # the falling curve that the old robust form passed because the zeros at widths 1 and 2 carried it
+    falling = example1.width_trend(widths, [0, 0, 22, 7, 2, 1], n)
+    assert falling.low == [4, 8] and falling.high == [16, 32]
+    assert falling.effect < 0 and not example1.trend_shown(falling.value)
+    assert example1.grows_with_width(widths, np.array([0, 0, 0.9, 0.3, 0.1, 0.05]))   # the old test passed it
+    flat = example1.width_trend(widths, [0, 0, 11, 12, 11, 12], n)
+    assert not example1.trend_shown(flat.value)
+    growing = example1.width_trend(widths, [0, 0, 1, 8, 10, 13], n)
+    assert example1.trend_shown(growing.value) and growing.lo > 0
+    assert example1.width_trend([1, 2, 4], [0, 0, 3], [24] * 3) is None     # one informative width: no trend
+    odd = example1.width_trend([4, 8, 16], [1, 5, 9], [10] * 3)
+    assert odd.low == [4] and odd.high == [16]                               # the middle width is left out
+    assert not example1.trend_shown([math.nan, math.nan, math.nan])
+
+
+def test_width_axis_lost_shows_no_trend():
+    X, G = problems.example1_data()
+    value = example1.ascent_trend(X, G, [1, 4, 8], 6, 100, 0.1, 1e-3, gen(1), actual_width=8)
+    assert len(value) == 3 and value[1] <= value[0] <= value[2]
+    sw = example1.ascent_width_sweep(X, G, [1, 8], 4, 50, 0.1, 1e-3, gen(2), actual_width=8)
+    assert sw.runs[1].Ws[0].shape[1] == 8                                    # the label no longer sets the width
+
+
+def test_rank_one_gaps_and_controls():
+    X, G = problems.example1_data()
+    assert example1.rank_one_gap(X, G) < 1e-12
+    assert example1.solver_rank_one_gap(X, G, 8, 300, 0.1, 1e-4, gen(3)) > 1e-12   # the check tolerance
+    assert example1.construction_gap(X, G) < 1e-12 and example1.construction_gap(X, G, sign=1.0) > 0.5
+    scan = example1.rank_one_scan(X, G, 2001)
+    assert example1.eq6_gap(scan, math.pi / 4) < 1e-12 < example1.eq6_gap(scan, math.pi / 2)
+    assert closed_forms.shallow_escape_speed(*problems.circle_data(24, "cos3")) < 1e-12
+    assert closed_forms.shallow_escape_speed(*problems.circle_data(24, "cos2")) > 0.1
+
+
+def test_excess_at_width_is_the_width1_excess():
+    X, G = problems.example1_data()
+    sw = example1.ascent_width_sweep(X, G, [1, 8], 6, 300, 0.1, 1e-4, gen(1))
+    assert example1.excess_at_width(sw, 1) == sw.width1_excess <= 1e-12
+    assert math.isnan(example1.excess_at_width(sw, 3))
+
+
+def test_closed_form_gap_rejects_the_one_layer_law():
+    X, G = problems.random_problem(5, 20, 3, gen(4))
+    lin = closed_forms.linear_study(X, G, (2, 3), 4, 2, 1e-4, gen(5), 1e-7)
+    assert closed_forms.closed_form_gap(lin, closed_forms.linear_speed, X, G) < 1e-6
+    assert closed_forms.closed_form_gap(lin, closed_forms.one_layer_speed, X, G) > 1e-3
+
+
+def test_deepening_loss_and_excess_over_shallow():
+    g = gen(3)
+    X, G = torch.randn(3, 15, generator=g, dtype=torch.float64), torch.randn(2, 15, generator=g, dtype=torch.float64)
+    chk = deepening.deepening_check(X, G, [4, 4], 20, 2, g)
+    assert deepening.max_speed_loss(chk.nets, X, G, 2) <= 1e-12
+    assert deepening.max_speed_loss(chk.nets, X, G, 2, choose="worst") > 1e-3
+    X1, G1 = problems.example1_data()
+    res = deepening.escape_by_depth(X1, G1, [2, 3], 6, 6, 300, 0.1, 1e-4, gen(6))
+    s2 = closed_forms.shallow_escape_speed(X1, G1)
+    assert deepening.excess_over_shallow(res, 2, s2, 1.0) <= 1e-9
+    assert math.isnan(deepening.excess_over_shallow(res, 5, s2, 1.0))
+    assert deepening.worst_speed(res, 3) == res.speeds[1]
+    assert deepening.shallow_shortfall(X1, G1, s2, 6, 6, 300, 0.1, 0.1, gen(7)) > 1e-3   # no decay: a step short
+
+
+def test_law_error_and_escape_clocks():
+    X, Y = problems.interior_teacher(20, 5, gen(8))
+    flow = explosion.aligned_flow(X, Y, (2, 3), 3, 0.05, 0.2, 10, gen(9))
+    assert explosion.law_error(flow.curves, explosion.ode_scale) < 1e-7
+    assert explosion.law_error(flow.curves, explosion.paper_scale) > 1e-2
+    law = gd.escape_time_law(X, Y, [0.04, 0.02], 4, 4, 0.02, gen(10), depths=(2, 3))
+    assert abs(gd.escape_slope(law, 3) - law.slopes[3]) < 1e-12
+    assert gd.escape_slope(law, 3, clock="steps") > -0.5                    # steps grow only like log(1/alpha)
+    assert abs(gd.log_law_ratio(law, 1.0, rate=2.0) - 2 * gd.log_law_ratio(law, 1.0)) < 1e-12
+
+
+def test_basin_speed_is_decided_before_training():
+    """The L = 2 gate of the log law: the escape the initial neurons lie in the basin of, from the initialization
+    alone. It reaches s*(2) from wide initializations, never exceeds it, and with one neuron per network depends on
+    where that neuron starts (some start in the basin of a slower local maximum)."""
+    X, Y = problems.interior_teacher(20, 5, gen(12))
+    G = -Y
+    s2 = float(network.speed(closed_forms.single_neuron_escape(X, G, 2, 1, gen(13))[0], X, G)[0])
+    wide = network.init_sphere(X.shape[0], [16], 1, 8, gen(14))
+    assert abs(gd.basin_speed(wide, X, G) / s2 - 1) < 1e-3
+    narrow = network.init_sphere(X.shape[0], [1], 1, 32, gen(15))
+    per_net = [gd.basin_speed([W[i:i + 1] for W in narrow], X, G, steps=500) for i in range(8)]
+    assert max(per_net) <= s2 * (1 + 1e-9)
+    assert any(b < 0.99 * s2 for b in per_net)                              # a slower basin exists at width 1
+
+
+def test_prop33_position_and_ratio():
+    rows = low_rank.prop33_study((0.03,), (3,), 6, 4, 300, 0.1, 1e-4, gen(11))
+    assert low_rank.prop33_position(rows) <= 1.0 + 1e-12
+    assert low_rank.prop33_position(rows, noise_power=2.0) == pytest.approx(low_rank.prop33_position(rows) / 0.03)
+    assert low_rank.prop33_ratio(rows, 0.03) == pytest.approx(max(rows[0].net, rows[0].x))
+    assert low_rank.prop33_ratio(rows, 0.03, trained=False) == pytest.approx(max(rows[0].net_untrained, rows[0].x))
+
+
+def test_bug_catalogue_is_valid():
+    from stagewise.escape_speed import bugs
+    assert len(bugs.BUGS) >= power.MIN_BUGS and sum(b.ci for b in bugs.BUGS) == 1
+    assert len({b.category for b in bugs.BUGS}) >= 6
+    for b in bugs.BUGS:
+        assert b.category in power.CATEGORIES and len(b.doc) >= 40
+    X, G = bugs.circle_with_endpoint(8)
+    assert torch.allclose(X[:, 0], X[:, -1])                                # first and last points coincide
