@@ -13,12 +13,19 @@ def tiny_runs():
 
 
 def test_run_vit_replicas_and_spectra(tiny_runs):
-    """Claims (a)-(c) setup: Adam at every scale (plus 1) and one SGD replica at scale 1, spectra per checkpoint."""
+    """Claims (a)-(c) setup: Adam at every scale (plus 1), the twin (Adam, scale 1, a second draw) and one SGD
+    replica at scale 1; spectra per checkpoint; the initial weights and the first minibatch are kept."""
     vit, _ = tiny_runs
-    assert vit.scales == [0.1, 1.0, 1.0] and vit.optimizers == ["adam", "adam", "sgd"]
-    assert (vit.adam_default, vit.sgd) == (1, 2) and len(vit.accuracy) == 3
-    assert vit.spectra.delta_kq.shape == (len(vit.result.steps), 3, 1, 2, 8)
+    assert vit.scales == [0.1, 1.0, 1.0, 1.0] and vit.optimizers == ["adam", "adam", "adam", "sgd"]
+    assert (vit.adam_default, vit.twin, vit.sgd) == (1, 2, 3) and len(vit.accuracy) == 4
+    assert vit.scale_replicas == [0, 1]
+    assert vit.spectra.delta_kq.shape == (len(vit.result.steps), 4, 1, 2, 8)
+    assert vit.spectra.full_kq.shape == vit.spectra.delta_kq.shape
     assert vit.result.steps[-1] == TINY_VIT.steps
+    qkv0 = vit.initial["blocks.0.qkv"]
+    assert torch.equal(qkv0, vit.result.qkv[0, :, 0])                     # the recorded initial weights
+    assert not torch.equal(qkv0[2], qkv0[1]) and torch.equal(qkv0[3], qkv0[1])   # the twin is another draw
+    assert vit.first_batch[0].shape[0] == TINY_VIT.batch
 
 
 def test_run_vit_is_a_function_of_its_stream():

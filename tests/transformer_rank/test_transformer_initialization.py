@@ -25,3 +25,13 @@ def test_init_from_a_generator_equals_init_from_its_seed():
     p = init_params(cfg, [1.0], gen)
     assert torch.equal(p["blocks.0.qkv"], init_params(cfg, [1.0], 5)["blocks.0.qkv"])
     assert not torch.equal(init_params(cfg, [1.0], gen)["blocks.0.qkv"], p["blocks.0.qkv"])
+
+
+def test_directions_draw_one_direction_per_index():
+    """The twin replica: ``directions`` picks which draw each replica starts from, the draws in order."""
+    cfg = _tiny()
+    p = init_params(cfg, [1.0, 0.5, 1.0], 3, directions=[0, 0, 1])
+    assert torch.equal(p["blocks.0.qkv"][0], init_params(cfg, [1.0], 3)["blocks.0.qkv"][0])
+    assert torch.allclose(p["blocks.0.qkv"][1], 0.5 * p["blocks.0.qkv"][0])
+    assert not torch.allclose(p["blocks.0.qkv"][2], p["blocks.0.qkv"][0])
+    assert torch.equal(p["embed"][2], p["embed"][2]) and not torch.equal(p["embed"][2], p["embed"][0])

@@ -18,6 +18,7 @@ def test_checkpoints_hold_the_end_of_the_transient_window():
     for steps, count in ((8, 4), (300, 20), (401, 7)):
         ckpt = checkpoint_steps(steps, count)
         assert ckpt[0] == 0 and ckpt[-1] == steps and steps // 2 in ckpt and ckpt == sorted(set(ckpt))
+        assert {steps - 1, steps // 2 - 1} <= set(ckpt)      # the last step and its control (adam-bound row)
 
 
 def test_nan_loss_names_learning_rate():

@@ -16,13 +16,19 @@ Statements of the chapter and the code that implements them:
   ``attention_heads.attention_output_error``, ``attention_heads.rank_tail`` and ``summaries.extraction_checks``.
 * ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal): context only, not
   simulated in this chapter (see the diagonal-incremental chapter).
+* ``prop-transformer-rank-first-step``, ``prop-transformer-rank-adam-bound``, ``prop-transformer-rank-init``,
+  ``prop-transformer-rank-chance`` (the elementary certainties of the run: Adam's and SGD's first step from the
+  recorded initialization, Adam's step bound at the end of the schedule, the initialization's mean squares, the
+  chance level of a model that did not learn), and ``prop-transformer-rank-bound`` on the measured spectra: the
+  chapter's theorem rows, measured by ``theorems``.
 * ``asm-transformer-rank-claims`` (the empirical claims (a)-(c) of Section 5 / Appendix B):
   ``experiments.run_vit`` (claims (a)-(c)), ``experiments.run_gpt`` (claim (b), GPT-2),
   ``summaries.summarize_vit`` / ``summarize_gpt`` / ``growth_stats`` / ``transient_end`` / ``scale_gap``
-  (the observables; the growth is measured from the end of the early transient, found by a stated rule, and
-  counts beyond two standard errors over heads), ``summaries.claim_rows`` / ``claim_verdict`` (one empirical
-  row per claim, and the claims table's verdict read from it), ``summaries.random_change_ratio`` (the
-  control of the low-rank row), ``summaries.scale_consistency`` (sanity row of the scaled replicas),
+  (the observables), ``summaries.trend`` (claim (b): least-squares trend over all checkpoints after step 0, with
+  an interval from the checkpoint scatter), ``summaries.claim_rows`` / ``claim_verdict`` (one empirical row per
+  claim with its computed control, and the claims table's verdict read from it), ``summaries.random_change_ratio``
+  and ``summaries.twin_gap`` (controls of the low-rank and scale rows), ``summaries.scale_error`` (sanity row of
+  the scaled replicas),
   ``figures.fig_spectra`` / ``fig_srank`` / ``fig_scale_svals`` / ``fig_scale_srank`` / ``fig_gpt``.
 
 Modules:
@@ -36,6 +42,8 @@ Modules:
 * ``settings`` -- the two experiments' settings (dataclasses) and the ``tiny`` / ``paper`` presets.
 * ``experiments`` -- the ViT and char-GPT experiments of the chapter (data, replicas, spectra).
 * ``summaries`` -- the scalar observables of the claims, their empirical rows and verdicts, the sanity rows.
+* ``theorems`` -- the measurements of the theorem rows (first step, Adam's bound, initialization, rank bound, chance).
+* ``bugs`` -- the catalogue of realistic bugs that ``stagewise power`` runs through the chapter.
 * ``figures`` -- the chapter's figures.
 * ``parameters`` -- the chapter's cross-parameter validator ``check_parameters`` and cost model ``expected_seconds``.
 * ``reference`` -- plain one-model-at-a-time ``torch.optim`` loop the benchmark compares against.

@@ -35,6 +35,16 @@ class VitRun:
     sgd: int                    # replica index: SGD at scale 1
     images: data.ImageData
     params: dict                # final weights, (R, ...) per tensor
+    twin: int = -1              # replica index: Adam at scale 1 from a second initialization draw
+    initial: dict | None = None     # initial weights (detached copies), (R, ...) per tensor
+    first_batch: tuple | None = None  # the minibatch of the first step (patches, labels)
+    lrs: list[float] | None = None    # learning rate per replica
+    warmup: int = 0             # warmup steps of the schedule
+
+    @property
+    def scale_replicas(self) -> list[int]:
+        """The Adam replicas of the scale sweep, smallest scale first (without the twin)."""
+        return [r for r, o in enumerate(self.optimizers) if o == "adam" and r != self.twin]
 
 
 def run_vit(settings: VitSettings, images_seed: int, generator: torch.Generator, device: torch.device,
@@ -53,9 +63,10 @@ def run_vit(settings: VitSettings, images_seed: int, generator: torch.Generator,
     cfg = Config("vit", s.depth, s.heads, s.width, s.head_dim, s.mlp,
                  tokens=x_train.shape[1], inputs=x_train.shape[2], classes=images.classes)
     scales = sorted(set(s.init_scales) | {1.0})
-    optimizers = ["adam"] * len(scales) + ["sgd"]
-    all_scales = scales + [1.0]
-    params = init_params(cfg, all_scales, generator, device)
+    optimizers = ["adam"] * (len(scales) + 1) + ["sgd"]
+    all_scales = scales + [1.0, 1.0]               # Adam at every scale, the twin (Adam, scale 1, draw 1), SGD
+    params = init_params(cfg, all_scales, generator, device, directions=[0] * len(scales) + [1, 0])
+    initial = {k: v.detach().clone() for k, v in params.items()}
     lrs = [s.adam_lr if o == "adam" else s.sgd_lr for o in optimizers]
     opt = ReplicaOptimizer(params, [o == "adam" for o in optimizers], lrs)
     batch, n = min(s.batch, len(x_train)), len(x_train)
@@ -66,16 +77,18 @@ def run_vit(settings: VitSettings, images_seed: int, generator: torch.Generator,
             state["perm"], state["pos"] = torch.randperm(n, generator=generator), 0
         idx = state["perm"][state["pos"]:state["pos"] + batch].to(device)
         state["pos"] += batch
+        state.setdefault("first", (x_train[idx], y_train[idx]))
         return x_train[idx], y_train[idx]
 
     ckpt = checkpoint_steps(s.steps, s.checkpoints)
     names = [("adam_lr" if o == "adam" else "sgd_lr") for o in optimizers]
-    result = train(params, cfg, batches, opt, s.steps, ckpt, names, lrs, warmup=int(s.warmup_fraction * s.steps),
+    warmup = int(s.warmup_fraction * s.steps)
+    result = train(params, cfg, batches, opt, s.steps, ckpt, names, lrs, warmup=warmup,
                    decay=True, mixed_precision=s.mixed_precision, progress=progress)
     accuracy = vit_accuracy(params, cfg, data.patchify(images.x_test, s.patch).to(device), images.y_test.to(device))
     spectra = checkpoint_spectra(result, cfg.heads, cfg.head_dim, device)
-    return VitRun(s, result, spectra, all_scales, optimizers, cfg, accuracy, scales.index(1.0), len(scales),
-                  images, params)
+    return VitRun(s, result, spectra, all_scales, optimizers, cfg, accuracy, scales.index(1.0), len(scales) + 1,
+                  images, params, len(scales), initial, state.get("first"), lrs, warmup)
 
 
 @torch.no_grad()
@@ -94,6 +107,10 @@ class GptRun:
     cfg: Config
     text: data.TextData
     test_loss: float
+    initial: dict | None = None       # initial weights (detached copies)
+    first_batch: tuple | None = None  # the windows of the first step (inputs, targets)
+    test_windows: tuple | None = None # the held-out windows of ``test_loss`` (inputs, targets)
+    warmup: int = 0
 
 
 def run_gpt(settings: GptSettings, generator: torch.Generator, device: torch.device,
@@ -106,6 +123,7 @@ def run_gpt(settings: GptSettings, generator: torch.Generator, device: torch.dev
     codes = text.codes.to(device)
     cfg = Config("gpt", s.depth, s.heads, s.width, s.head_dim, 4 * s.width, tokens=s.block, inputs=len(text.alphabet))
     params = init_params(cfg, [1.0], generator, device)
+    initial = {k: v.detach().clone() for k, v in params.items()}
     opt = ReplicaOptimizer(params, [True], [s.lr])
     n_train = int(0.9 * len(codes))
     offsets = torch.arange(s.block + 1)
@@ -114,13 +132,19 @@ def run_gpt(settings: GptSettings, generator: torch.Generator, device: torch.dev
         w = codes[(starts[:, None] + offsets).to(device)]
         return w[:, :-1], w[:, 1:]
 
-    def batches(step: int):
-        return windows(torch.randint(0, n_train - s.block - 1, (s.batch,), generator=generator))
+    first: list = []
 
+    def batches(step: int):
+        pair = windows(torch.randint(0, n_train - s.block - 1, (s.batch,), generator=generator))
+        first[:] = first or [pair]
+        return pair
+
+    warmup = int(s.warmup_fraction * s.steps)
     result = train(params, cfg, batches, opt, s.steps, checkpoint_steps(s.steps, s.checkpoints), ["gpt_lr"],
-                   [s.lr], warmup=int(s.warmup_fraction * s.steps), decay=False,
-                   mixed_precision=s.mixed_precision, progress=progress)
+                   [s.lr], warmup=warmup, decay=False, mixed_precision=s.mixed_precision, progress=progress)
     with torch.no_grad():
         starts = torch.linspace(n_train, len(codes) - s.block - 2, 64).long()
-        test_loss = float(replica_loss(params, cfg, *windows(starts))[0])
-    return GptRun(s, result, checkpoint_spectra(result, cfg.heads, cfg.head_dim, device), cfg, text, test_loss)
+        test = windows(starts)
+        test_loss = float(replica_loss(params, cfg, *test)[0])
+    return GptRun(s, result, checkpoint_spectra(result, cfg.heads, cfg.head_dim, device), cfg, text, test_loss,
+                  initial, first[0] if first else None, test, warmup)

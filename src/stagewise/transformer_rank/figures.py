@@ -81,7 +81,7 @@ def fig_srank(runs: list[tuple[str, list[int], torch.Tensor, torch.Tensor]], dep
 def fig_scale_svals(vit: VitRun, layer: int, head: int = 0, top: int = 8) -> plt.Figure:
     """Top singular values of Delta for one head against step, one column per Adam scale
     (paper Fig 6; claim (c))."""
-    adam = [r for r, o in enumerate(vit.optimizers) if o == "adam"]
+    adam = vit.scale_replicas
     steps = vit.result.steps
     fig, axes = plt.subplots(2, len(adam), figsize=(3.0 * len(adam), 5.0), squeeze=False, sharex=True)
     colours = plt.cm.viridis(np.linspace(0, 0.9, top))
@@ -108,7 +108,7 @@ def fig_scale_svals(vit: VitRun, layer: int, head: int = 0, top: int = 8) -> plt
 def fig_scale_srank(vit: VitRun) -> plt.Figure:
     """Final stable rank against init scale, per layer (mean +- std over heads), KQ and VO
     (paper Fig 7; claim (c))."""
-    adam = [r for r, o in enumerate(vit.optimizers) if o == "adam"]
+    adam = vit.scale_replicas
     scales = [vit.scales[r] for r in adam]
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2))
     for ax, which, name in [(axes[0], "delta_kq", r"$\Delta W_KW_Q^\top$"), (axes[1], "delta_vo", r"$\Delta W_VW_O^\top$")]:

@@ -25,8 +25,12 @@ def _normal(gen: torch.Generator, shape: tuple[int, ...], std: float) -> torch.T
 
 
 def init_params(cfg: Config, scales: list[float], rng: torch.Generator | int,
-                device: torch.device | str = "cpu") -> Params:
+                device: torch.device | str = "cpu", directions: list[int] | None = None) -> Params:
     """One initialization direction (drawn on the CPU from ``rng``), scaled per replica (Section 5).
+
+    ``directions`` (optional, one entry per replica): replica r starts from draw ``directions[r]`` of the
+    directions, drawn one after another from ``rng`` (default: every replica from draw 0). The chapter's
+    twin replica (a second draw at scale 1) is the noise control of the scale claim.
 
     ``rng`` is a CPU ``torch.Generator`` (the experiment's random stream, advanced by the
     draws) or an int seed (a fresh generator: the same seed gives the same direction).
@@ -42,6 +46,22 @@ def init_params(cfg: Config, scales: list[float], rng: torch.Generator | int,
     ``(R, ...)`` on ``device`` that require gradients.
     """
     gen = torch.Generator().manual_seed(rng) if isinstance(rng, int) else rng
+    directions = [0] * len(scales) if directions is None else list(directions)
+    if len(directions) != len(scales):
+        raise ValueError(f"init_params: {len(directions)} directions for {len(scales)} replicas")
+    bases = [_direction(cfg, gen) for _ in range(max(directions) + 1)]
+    s = torch.tensor(scales, dtype=torch.float64)
+    params = {}
+    for name in bases[0][0]:
+        rep = torch.stack([bases[d][0][name] for d in directions])
+        if name in bases[0][1]:
+            rep = rep * s.view(-1, *([1] * (rep.dim() - 1)))
+        params[name] = rep.to(device=device, dtype=torch.float32).requires_grad_(True)
+    return params
+
+
+def _direction(cfg: Config, gen: torch.Generator) -> tuple[Params, set[str]]:
+    """One draw of the initial weights at scale 1 (float64) and the names of the scaled parameters."""
     D, I, M = cfg.width, cfg.inner, cfg.mlp_dim
     gpt = cfg.kind == "gpt"
 
@@ -78,11 +98,4 @@ def init_params(cfg: Config, scales: list[float], rng: torch.Generator | int,
         base["head_b"] = _uniform(gen, (cfg.classes,), D)
     fixed = {"embed", "embed_b"} | {n for n in base if "ln" in n.split(".")[-1]}
     scaled |= set(base) - fixed
-    s = torch.tensor(scales, dtype=torch.float64)
-    params = {}
-    for name, value in base.items():
-        rep = value.unsqueeze(0).repeat(len(scales), *([1] * value.dim()))
-        if name in scaled:
-            rep = rep * s.view(-1, *([1] * value.dim()))
-        params[name] = rep.to(device=device, dtype=torch.float32).requires_grad_(True)
-    return params
+    return base, scaled

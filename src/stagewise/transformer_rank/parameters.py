@@ -38,8 +38,8 @@ def _sizes(values: dict) -> tuple[dict, dict]:
 
 
 def _replicas(values: dict) -> int:
-    """Adam at every initialization scale (plus 1) and one SGD replica."""
-    return len(set(values.get("init_scales", [0.1, 0.3, 1.0])) | {1.0}) + 1
+    """Adam at every initialization scale (plus 1), the twin (Adam, scale 1, second draw) and one SGD replica."""
+    return len(set(values.get("init_scales", [0.1, 0.3, 1.0])) | {1.0}) + 2
 
 
 def _vit_macs(vit: dict, dataset: str) -> tuple[float, int]:

@@ -19,6 +19,8 @@ class Spectra:
     init_vo: torch.Tensor
     delta_kq: torch.Tensor     # (C, R, L, H, D) of Delta(W_K W_Q^T) = W_K W_Q^T (t) - W_K W_Q^T (0)
     delta_vo: torch.Tensor
+    full_kq: torch.Tensor | None = None   # (C, R, L, H, D) of W_K W_Q^T (t) itself (the change's control)
+    full_vo: torch.Tensor | None = None
 
     def srank(self, which: str) -> torch.Tensor:
         """Stable rank (Definition def-transformer-rank-srank) of the field ``which``, one axis fewer."""
@@ -32,10 +34,11 @@ def checkpoint_spectra(result: TrainResult, heads: int, head_dim: int,
     differences; Proposition prop-transformer-rank-bound, Assumption asm-transformer-rank-claims).
     The first checkpoint of ``result`` is taken as the initialization."""
     kq0, vo0 = head_matrices(result.qkv[0].to(device), result.out[0].to(device), heads, head_dim)
-    dkq, dvo = [], []
+    dkq, dvo, fkq, fvo = [], [], [], []
     for c in range(len(result.steps)):
         kq, vo = head_matrices(result.qkv[c].to(device), result.out[c].to(device), heads, head_dim)
         dkq.append(torch.linalg.svdvals(kq - kq0).cpu())
         dvo.append(torch.linalg.svdvals(vo - vo0).cpu())
-    return Spectra(torch.linalg.svdvals(kq0).cpu(), torch.linalg.svdvals(vo0).cpu(),
-                   torch.stack(dkq), torch.stack(dvo))
+        fkq.append(torch.linalg.svdvals(kq).cpu())
+        fvo.append(torch.linalg.svdvals(vo).cpu())
+    return Spectra(fkq[0], fvo[0], torch.stack(dkq), torch.stack(dvo), torch.stack(fkq), torch.stack(fvo))

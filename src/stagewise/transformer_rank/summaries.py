@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
+from stagewise.core import checks
 from stagewise.core.checks import Check, fmt
 from stagewise.numerics.datasets import patchify
 from stagewise.numerics.roundoff import roundoff
@@ -86,7 +88,6 @@ class Growth:
     """Head-averaged growth of a stable-rank curve from the end of the transient to the end, and its noise."""
     growth: float                # mean over heads (and layers) of srank(end) - srank(reference)
     spread: float                # GROWTH_SE standard errors of the per-head growth (inf with one head)
-    halted: float                # control: the growth if training had stopped at the reference (flat curve)
     reference: Reference
     heads: int                   # number of per-head growths (heads times layers)
 
@@ -112,10 +113,56 @@ def growth_stats(sr: torch.Tensor, steps: list[int]) -> Growth:
     ref = transient_end(sr.flatten(1).double().mean(1), steps, heads)
     g = (sr[-1] - sr[ref.index]).flatten().double()
     spread = GROWTH_SE * float(g.std() / g.numel() ** 0.5) if g.numel() > 1 else float("inf")
-    # control: training stopped at the reference, so every later checkpoint repeats its matrices
-    halted = sr.clone()
-    halted[ref.index:] = sr[ref.index]
-    return Growth(float(g.mean()), spread, float((halted[-1] - halted[ref.index]).double().mean()), ref, heads)
+    return Growth(float(g.mean()), spread, ref, heads)
+
+
+@dataclass
+class Trend:
+    """Claim (b) over all informative checkpoints: the least-squares line of a head-averaged stable-rank curve
+    against the training step, over every checkpoint after step 0 (where the change is zero and its stable
+    rank undefined). ``effect`` is the fitted change from the first to the last of them, ``half_width``
+    ``GROWTH_SE`` standard errors of it, from the scatter of the checkpoints about the line."""
+    effect: float
+    half_width: float
+    start: float                 # the curve at the first informative checkpoint
+    end: float                   # ... and at the last
+    points: int
+
+    @property
+    def lower(self) -> float:
+        """Lower end of the effect's interval: positive for a rise beyond the checkpoint scatter."""
+        return self.effect - self.half_width
+
+    def describe(self) -> str:
+        return (f"fitted change {self.effect:+.3f} +- {self.half_width:.3f} over {self.points} checkpoints "
+                f"(curve {self.start:.3f} -> {self.end:.3f})")
+
+
+def trend(curve: torch.Tensor, steps: list[int]) -> Trend:
+    """:class:`Trend` of the head-averaged curve ``curve`` ``(checkpoint,)`` at ``steps``."""
+    t = torch.tensor([float(s) for s in steps], dtype=torch.float64)
+    y = curve.double()
+    keep = (t > 0) & torch.isfinite(y)
+    t, y = t[keep], y[keep]
+    n = int(t.numel())
+    if n < 3:
+        return Trend(math.nan, math.inf, math.nan, math.nan, n)
+    dt = t - t.mean()
+    slope = float((dt * (y - y.mean())).sum() / (dt * dt).sum())
+    residual = y - y.mean() - slope * dt
+    se = math.sqrt(float((residual ** 2).sum()) / (n - 2) / float((dt * dt).sum()))
+    span = float(t[-1] - t[0])
+    return Trend(slope * span, GROWTH_SE * se * span, float(y[0]), float(y[-1]), n)
+
+
+def trend_lower(curve: torch.Tensor, steps: list[int]) -> float:
+    """The lower end of the effect interval of :func:`trend` (the value of a growth row and of its control)."""
+    return trend(curve, steps).lower
+
+
+def reproduced_rise(lower: float) -> bool:
+    """The criterion of the growth rows: the effect's interval lies above zero (a flat or falling curve fails)."""
+    return math.isfinite(lower) and lower > 0
 
 
 @dataclass
@@ -152,21 +199,30 @@ class VitSummary:
     sgd: int                     # replica: SGD, scale 1
     small: int                   # replica: Adam, smallest scale
     large: int                   # replica: Adam, largest scale
+    twin: int                    # replica: Adam, scale 1, second initialization draw (-1: none)
     init_kq: float               # mean srank of W_K W_Q^T at init (Adam, scale 1)
     init_vo: float
     final: dict[str, float]      # "adam_kq", "adam_vo", "sgd_kq", "sgd_vo": mean final srank
     growth: dict[str, float]     # same keys: mean srank at the end minus at the end of the transient
-    growth_stats: dict[str, Growth]  # same keys: growth, its head-to-head spread, halted-training control
+    growth_stats: dict[str, Growth]  # same keys: growth from the trough and its head-to-head spread (prose)
+    trends: dict[str, Trend]     # same keys: claim (b), trend over all checkpoints after step 0
+    full_curves: dict[str, torch.Tensor]  # same keys: head-mean srank of W_K W_Q^T (t) itself (the control)
     small_final: dict[str, float]   # "kq", "vo": mean final srank at the smallest scale
     large_final: dict[str, float]
     low_rank_ratio: float        # final srank(Delta KQ) / srank(KQ init), Adam (claim (a))
     scale_gap: dict[str, ScaleGap]  # "kq", "vo": final srank at smallest minus largest scale (claim (c))
-    init_scale_gap: dict[str, ScaleGap]  # control of claim (c): the same gap for the untrained matrices
+    twin_gap: dict[str, ScaleGap]   # control of claim (c): the same gap between two draws at scale 1
+
+
+def _mean_curve(sr: torch.Tensor) -> torch.Tensor:
+    """Head- and layer-mean of stable ranks ``(checkpoint, ...)``."""
+    return sr.flatten(1).double().mean(1)
 
 
 def summarize_vit(vit: VitRun) -> VitSummary:
     """Head- and layer-averaged stable ranks of the ViT run for claims (a)-(c)."""
     sr = {"kq": vit.spectra.srank("delta_kq"), "vo": vit.spectra.srank("delta_vo")}
+    full = {"kq": vit.spectra.srank("full_kq"), "vo": vit.spectra.srank("full_vo")}
     a, s = vit.adam_default, vit.sgd
     init = {"kq": vit.spectra.srank("init_kq"), "vo": vit.spectra.srank("init_vo")}
     init_kq, init_vo = init["kq"][a], init["vo"][a]
@@ -174,16 +230,20 @@ def summarize_vit(vit: VitRun) -> VitSummary:
     replicas = {"adam": a, "sgd": s}
     final = {f"{o}_{m}": float(sr[m][-1, r].mean()) for o, r in replicas.items() for m in sr}
     stats = {f"{o}_{m}": growth_stats(sr[m][:, r], steps) for o, r in replicas.items() for m in sr}
-    adam = [r for r, o in enumerate(vit.optimizers) if o == "adam"]
-    small, large = adam[0], adam[-1]
+    trends = {f"{o}_{m}": trend(_mean_curve(sr[m][:, r]), steps) for o, r in replicas.items() for m in sr}
+    fulls = {f"{o}_{m}": _mean_curve(full[m][:, r]) for o, r in replicas.items() for m in sr}
+    sweep = vit.scale_replicas
+    small, large = sweep[0], sweep[-1]
     size = float(init_kq.mean())
+    twin = vit.twin if vit.twin >= 0 else a
     return VitSummary(
-        sr["kq"], sr["vo"], a, s, small, large,
+        sr["kq"], sr["vo"], a, s, small, large, vit.twin,
         float(init_kq.mean()), float(init_vo.mean()), final, {k: g.growth for k, g in stats.items()}, stats,
+        trends, fulls,
         {m: float(sr[m][-1, small].mean()) for m in sr}, {m: float(sr[m][-1, large].mean()) for m in sr},
         float(sr["kq"][-1, a].mean() / init_kq.mean()),
         {m: scale_gap(sr[m][-1, small], sr[m][-1, large], size, vit.cfg.width) for m in sr},
-        {m: scale_gap(init[m][small], init[m][large], size, vit.cfg.width) for m in sr})
+        {m: scale_gap(sr[m][-1, twin], sr[m][-1, a], size, vit.cfg.width) for m in sr})
 
 
 @dataclass
@@ -192,8 +252,12 @@ class GptSummary:
     sr_kq: torch.Tensor          # (checkpoint, layer, head)
     sr_vo: torch.Tensor
     init_kq: float               # mean srank of W_Q W_K^T at init
-    vo_growth: Growth            # growth of srank(Delta VO) after the transient, its spread and control
+    vo_growth: Growth            # growth of srank(Delta VO) after the transient and its spread (prose)
     kq_growth: Growth
+    vo_trend: Trend              # claim (b): trend over all checkpoints after step 0
+    kq_trend: Trend
+    full_vo: torch.Tensor        # head-mean srank of W_V W_O^T (t) itself (the control)
+    full_kq: torch.Tensor
 
     @property
     def vo_reference(self) -> float:
@@ -213,12 +277,12 @@ class GptSummary:
 
 
 def summarize_gpt(gpt: GptRun) -> GptSummary:
-    """Head- and layer-averaged stable ranks of the char-GPT after the early transient and at the end."""
+    """Head- and layer-averaged stable ranks of the char-GPT: the transient, the trends and their controls."""
     kq, vo = gpt.spectra.srank("delta_kq")[:, 0], gpt.spectra.srank("delta_vo")[:, 0]
     steps = gpt.result.steps
     return GptSummary(kq, vo, float(gpt.spectra.srank("init_kq").mean()), growth_stats(vo, steps),
-                      growth_stats(kq, steps))
-
+                      growth_stats(kq, steps), trend(_mean_curve(vo), steps), trend(_mean_curve(kq), steps),
+                      _mean_curve(gpt.spectra.srank("full_vo")[:, 0]), _mean_curve(gpt.spectra.srank("full_kq")[:, 0]))
 
 def random_change_ratio(vit: VitRun, generator: torch.Generator) -> float:
     """Control of claim (a): the ratio ``srank(Delta KQ) / srank(KQ init)`` (Adam, scale 1, head
@@ -261,6 +325,14 @@ def extraction_checks(vit: VitRun, device: torch.device | str = "cpu", count: in
                       errors[1], errors[2], errors[3])
 
 
+def swapped_extraction_error(vit: VitRun, device: torch.device | str = "cpu", output: bool = False,
+                             count: int = 64) -> float:
+    """Control of the extraction rows: the same error with the factors swapped (``W_Q W_K^T``, ``W_O W_V^T``)."""
+    patches = patchify(vit.images.x_test[:count], vit.settings.patch).to(device)
+    f = attention_output_error if output else extraction_error
+    return f(vit.params, vit.cfg, patches, replica=vit.adam_default, transpose=True)
+
+
 def claim_verdict(row: Check) -> str:
     """The verdict of the claims table, read from the claim's row of the checks table (one verdict per
     claim): ``reproduced`` or ``not reproduced at this budget``, with the measured value and threshold."""
@@ -268,80 +340,98 @@ def claim_verdict(row: Check) -> str:
     return f"{word} ({fmt(row.value)} against {fmt(row.tolerance)})"
 
 
-@dataclass
-class ScaleConsistency:
-    """Sanity row of the experiment's set-up (Section 5): at initialization the attention weights of the
-    Adam replica with the scale farthest from 1 are the default replica's times that scale (one
-    direction, scaled per replica)."""
-    error: float                 # max |W(alpha) - alpha W(1)| / (alpha max |W(1)|) over to_qkv and to_out
-    tolerance: float             # two float32 roundings: 64 eps32
-    ignored: float               # control: the same error if the scale were ignored (W(alpha) = W(1))
-
-
-def scale_consistency(vit: VitRun) -> ScaleConsistency:
-    """:class:`ScaleConsistency` of the initial weights of the ViT run."""
+def scale_error(vit: VitRun, ignore_scale: bool = False) -> float:
+    """Sanity row of the experiment's set-up (Section 5): at initialization the attention weights of the Adam
+    replica with the scale alpha farthest from 1 are the default replica's times alpha:
+    ``max |W(alpha) - alpha W(1)| / (alpha max |W(1)|)`` over to_qkv and to_out. ``ignore_scale=True`` compares
+    with the default replica's weights themselves (the set-up that ignores the scale), the row's control."""
     res, a = vit.result, vit.adam_default
-    adam = [r for r, o in enumerate(vit.optimizers) if o == "adam"]
-    small = max(adam, key=lambda r: abs(math.log(vit.scales[r])))
+    small = max(vit.scale_replicas, key=lambda r: abs(math.log(vit.scales[r])))
     alpha = vit.scales[small]
+    scaled = a if ignore_scale else small
 
     def err(w_small: torch.Tensor, w_default: torch.Tensor) -> float:
         w1 = w_default.double()
         return float((w_small.double() - alpha * w1).abs().max() / (abs(alpha) * w1.abs().max()))
 
-    error = max(err(res.qkv[0, small], res.qkv[0, a]), err(res.out[0, small], res.out[0, a]))
-    ignored = max(err(res.qkv[0, a], res.qkv[0, a]), err(res.out[0, a], res.out[0, a]))
-    return ScaleConsistency(error, roundoff(1.0, 1, EPS32), ignored)
+    return max(err(res.qkv[0, scaled], res.qkv[0, a]), err(res.out[0, scaled], res.out[0, a]))
+
+
+#: Tolerance of :func:`scale_error`: two float32 roundings, 64 eps32.
+SCALE_TOLERANCE = roundoff(1.0, 1, EPS32)
 
 
 @dataclass
 class ClaimRow:
     """One empirical claim of Assumption asm-transformer-rank-claims as a row of the checks table
-    (``run.empirical``); ``key`` names the verdict glued into the claims table."""
+    (``run.empirical``); ``key`` names the verdict glued into the claims table. The control is an experiment
+    the chapter evaluates with ``run.control(control_what, control_experiment, *control_args)``, judged by
+    the row's own criterion ``reproduced``."""
     key: str
     name: str
     value: float
     tolerance: float
-    reproduced: bool
+    reproduced: Callable[[float], bool]
+    relation: str
     detail: str
-    control: tuple[str, float, bool]
+    control_what: str
+    control_experiment: Callable
+    control_args: tuple
     reason: str
 
 
-def _growth_row(key: str, name: str, g: Growth, detail: str) -> ClaimRow:
-    return ClaimRow(key, name, g.growth, g.spread, g.significant, detail,
-                    ("training stopped at the end of the transient (flat curve)", g.halted, g.halted > g.spread),
-                    g.reason())
+def _trend_row(key: str, name: str, curve: torch.Tensor, full: torch.Tensor, steps: list[int],
+               detail: str) -> ClaimRow:
+    tr = trend(curve, steps)
+    return ClaimRow(key, name, tr.lower, 0.0, reproduced_rise, ">=", detail,
+                    "the same trend of the matrix itself, W(t) instead of its change (initialization not subtracted)",
+                    trend_lower, (full, steps),
+                    f"{tr.describe()}: the interval does not lie above zero")
 
 
-def claim_rows(vit: VitSummary, gpt: GptSummary, random_ratio: float) -> list[ClaimRow]:
+def claim_rows(vit: VitSummary, gpt: GptSummary, vit_run: VitRun, gpt_run: GptRun,
+               control_stream: torch.Generator) -> list[ClaimRow]:
     """The empirical rows of the chapter, one per line of the claims table: (a) low rank of the learned
-    change (control: a change of the same size in a random direction, ``random_ratio``), (c) smaller
-    initialization gives lower stable rank, both matrices (control: the untrained network), and (b) the
-    gradual increase after the early transient, ViT with Adam and SGD and the char-GPT (control:
-    training stopped at the end of the transient)."""
+    change (control: a change of the same size in a random direction), (c) smaller initialization gives lower
+    stable rank, both matrices (control: the same gap between two initialization draws at the same scale),
+    and (b) the gradual increase, a trend over all checkpoints after step 0, ViT with Adam and SGD and the
+    char-GPT (control: the same trend of the matrix itself instead of its change)."""
     low = LOW_RANK_FRACTION
     rows = [ClaimRow("v_low", "srank(Delta KQ) final / srank(KQ init), Adam", vit.low_rank_ratio, low,
-                     vit.low_rank_ratio < low, "learned change of W_K W_Q^T is low-rank relative to init (Figs 1, 5)",
-                     ("change of the learned size in a random direction", random_ratio, random_ratio < low),
-                     f"ratio {vit.low_rank_ratio:.3f} is not below {low:g}")]
+                     checks.below(low), "<=",
+                     "learned change of W_K W_Q^T is low-rank relative to init (Figs 1, 5)",
+                     "change of the learned size in a random direction", random_change_ratio,
+                     (vit_run, control_stream), f"ratio {vit.low_rank_ratio:.3f} is not below {low:g}")]
     for m in ("kq", "vo"):
-        gap, control = vit.scale_gap[m], vit.init_scale_gap[m]
+        gap = vit.scale_gap[m]
         rows.append(ClaimRow(
             f"v_scale_{m}", f"srank(Delta {m.upper()}): smallest minus largest scale", gap.gap, gap.threshold,
-            gap.significant, "smaller initialization gives lower stable rank (Figs 6, 7)",
-            ("untrained network (matrices at init)", control.gap, control.significant),
+            checks.below(gap.threshold), "<=", "smaller initialization gives lower stable rank (Figs 6, 7)",
+            "two initialization draws at the same scale 1 (the twin minus the default replica)", twin_gap,
+            (vit_run, m),
             f"gap {gap.gap:+.4f}, no noise estimate with a single head" if math.isinf(gap.spread) else
             f"gap {gap.gap:+.4f} is not below {gap.threshold:.4f} ({GROWTH_SE:g} s.e. of the per-head gaps, "
             f"at least the float32 rounding level {gap.floor:.1e})"))
     figs = {"adam": "Figs 4, 15", "sgd": "Figs 12, 13"}
+    steps = vit_run.result.steps
+    r = {"adam": vit.adam, "sgd": vit.sgd}
     for o, label in (("adam", "Adam"), ("sgd", "SGD")):
         for m in ("kq", "vo"):
-            rows.append(_growth_row(f"v_grow_{o}_{m}", f"srank(Delta {m.upper()}) growth after the transient, {label}",
-                                    vit.growth_stats[f"{o}_{m}"],
-                                    f"grows by more than {GROWTH_SE:g} s.e. over heads ({figs[o]})"))
-    rows.append(_growth_row("v_gpt_vo", "char-GPT srank(Delta VO) growth after the transient", gpt.vo_growth,
-                            f"grows by more than {GROWTH_SE:g} s.e. over heads (Fig 20)"))
-    rows.append(_growth_row("v_gpt_kq", "char-GPT srank(Delta QK) growth after the transient", gpt.kq_growth,
-                            f"grows by more than {GROWTH_SE:g} s.e. over heads (Fig 20)"))
+            sr = vit.sr_kq if m == "kq" else vit.sr_vo
+            rows.append(_trend_row(f"v_grow_{o}_{m}", f"srank(Delta {m.upper()}) trend over training, {label}",
+                                   _mean_curve(sr[:, r[o]]), vit.full_curves[f"{o}_{m}"], steps,
+                                   f"rises over all checkpoints, beyond {GROWTH_SE:g} s.e. ({figs[o]})"))
+    gsteps = gpt_run.result.steps
+    rows.append(_trend_row("v_gpt_vo", "char-GPT srank(Delta VO) trend over training", _mean_curve(gpt.sr_vo),
+                           gpt.full_vo, gsteps, f"rises over all checkpoints, beyond {GROWTH_SE:g} s.e. (Fig 20)"))
+    rows.append(_trend_row("v_gpt_kq", "char-GPT srank(Delta QK) trend over training", _mean_curve(gpt.sr_kq),
+                           gpt.full_kq, gsteps, f"rises over all checkpoints, beyond {GROWTH_SE:g} s.e. (Fig 20)"))
     return rows
+
+
+def twin_gap(vit: VitRun, which: str) -> float:
+    """Control of claim (c): the final stable-rank gap (mean over heads) between the twin replica (Adam, scale 1,
+    a second initialization draw) and the default replica: what two draws at the *same* scale give."""
+    sr = vit.spectra.srank(f"delta_{which}")
+    twin = vit.twin if vit.twin >= 0 else vit.adam_default
+    return float((sr[-1, twin] - sr[-1, vit.adam_default]).double().mean())

@@ -30,11 +30,12 @@ class TrainResult:
 
 
 def checkpoint_steps(steps: int, count: int) -> list[int]:
-    """``count`` checkpoints from 0 to ``steps``, geometrically spaced early, then uniform
-    (plus step 0, half of training -- the end of the window of the early transient -- and the end)."""
+    """``count`` checkpoints from 0 to ``steps``, geometrically spaced early, then uniform (plus step 0,
+    half of training and the end, and the steps just before the half and the end: the last step of the
+    schedule and its control, Proposition prop-transformer-rank-adam-bound)."""
     uniform = torch.linspace(0, steps, count).round().long().tolist()
     early = torch.logspace(0, math.log10(max(2, steps // 8)), 6).round().long().tolist()
-    return sorted(set(uniform) | set(early) | {0, steps // 2, steps})
+    return sorted(set(uniform) | set(early) | {0, max(0, steps // 2 - 1), steps // 2, steps - 1, steps})
 
 
 def snapshot(params: Params, depth: int) -> tuple[torch.Tensor, torch.Tensor]:
