@@ -50,7 +50,7 @@ def test_the_appendix_shows_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixtu
                         "outcome": "killed", "killed_by": ["row"], "sanity_failed": [], "cells": {"row": "killed"}}]}
     (tmp_path / "conservation-laws.json").write_text(json.dumps(stored))
     fresh = power_page.page()
-    assert "1 of 1 bugs killed" in fresh and "| B1 | K |" in fresh
+    assert "1 of 1 bugs killed" in fresh and "<td>B1</td><td>K</td>" in fresh
     section = fresh[fresh.index("(power-conservation-laws)="):fresh.index("(power-diagonal-incremental)=")]
     assert "Stale" not in section and "current code" in section
     stored["fingerprint"] = "older"
@@ -72,7 +72,7 @@ def test_each_catalogue_has_realistic_bugs(chapter):
 @pytest.mark.power
 def test_each_chapters_ci_bug_is_killed_by_a_theorem_row(tmp_path):
     """CI runs one bug per chapter through the chapter at default parameters (2 workers)."""
-    out = _power("--ci", "--out", str(tmp_path / "ci"), tmp_path=tmp_path, timeout=1800)
+    out = _power(*CHAPTER_ORDER, "--ci", "--out", str(tmp_path / "ci"), tmp_path=tmp_path, timeout=1800)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert out.stdout.count("bugs killed by a theorem check") == len(CHAPTER_ORDER)
 
@@ -88,3 +88,18 @@ def test_no_chapter_imports_another_chapters_package(chapter):
     named = {m for path in sources for m in re.findall(r"stagewise\.[a-z_]+", path.read_text())}
     assert own in named
     assert not named & others, named & others
+
+
+def test_the_modules_left_out_of_a_chapters_fingerprint_never_run_in_its_kernel():
+    """A chapter's kernel imports stagewise, its session and its subpackage: none of the modules that
+    chapter_code_fingerprint leaves out (control: the kernel's own modules are seen)."""
+    import subprocess
+    import sys
+    from stagewise.core.provenance import OUTSIDE_THE_KERNEL
+    code = ("import sys, importlib, stagewise; from stagewise.core import session; "
+            + "; ".join(f"importlib.import_module('{power.package_of(c)}')" for c in CHAPTER_ORDER)
+            + "; print(' '.join(m for m in sys.modules if m.startswith('stagewise.core.')))")
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                cwd=ROOT).stdout.split())
+    assert "stagewise.core.session" in loaded and "stagewise.core.checks" in loaded
+    assert not {f"stagewise.core.{name[:-3]}" for name in OUTSIDE_THE_KERNEL} & loaded

@@ -21,17 +21,23 @@ CELL = {power.KILLED: "K", power.SURVIVED: ".", "not run": "n", "not reproduced 
         "absent": "-"}
 
 
-def _escape(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _cell(text: str) -> str:
+    """A cell as HTML: escaped, with `code` spans kept as code."""
+    import html
+    import re
+    escaped = html.escape(" ".join(str(text).split()))
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
 
 
 def _first_paragraph(doc: str) -> str:
     return " ".join(doc.strip().split("\n\n")[0].split())
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + \
-        ["| " + " | ".join(_escape(x) for x in row) + " |" for row in rows]
+def _table(header: list[str], rows: list[list[str]], css: str = "stagewise-power") -> list[str]:
+    """An HTML table that fits the page's column (fixed layout, long names break anywhere; book.css)."""
+    head = "".join(f"<th>{_cell(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(x)}</td>" for x in row) + "</tr>" for row in rows)
+    return [f"<table class='{css}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
 
 
 def chapter_section(chapter, stored: dict[str, Any] | None) -> list[str]:
@@ -75,7 +81,7 @@ def chapter_section(chapter, stored: dict[str, Any] | None) -> list[str]:
         header = ["bug"] + [f"T{number[c['name']]}" for c in used]
         matrix_rows = [[f"B{i}"] + [CELL.get(b["cells"].get(c["name"], ""), "") if b["outcome"] != power.CRASHED
                                     else "" for c in used] for i, b in enumerate(bugs, 1)]
-        lines += _table(header, matrix_rows) + [""]
+        lines += _table(header, matrix_rows, "stagewise-power stagewise-matrix") + [""]
     lines += ["Theorem rows:", ""]
     lines += [f"- T{number[c['name']]}: {c['name']}" + ("" if c in used else " (kills none of these bugs)")
               for c in theorem]

@@ -64,6 +64,12 @@ def code_fingerprint(chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
     return digest.hexdigest()
 
 
+#: Modules of core/ that a chapter's kernel never imports (the command line, the book build, sweeps, the appendix
+#: page); ``tests/core/test_power.py`` checks it. They do not change what a chapter computes.
+OUTSIDE_THE_KERNEL = frozenset({"cli.py", "cli_sweep.py", "book.py", "browser.py", "power_page.py", "atlas.py",
+                                "sweep.py", "collect.py", "grid.py"})
+
+
 def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
     """Hash of the code one chapter runs: its source, its own subpackage (``src/stagewise/<slug>/``), the shared
     ``core/`` and ``numerics/`` (and the package's top-level modules), the requirements and the lock. No chapter
@@ -72,7 +78,8 @@ def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path
     package = root / "src" / "stagewise"
     own = package / chapter_name.replace("-", "_")
     shared = [package / "core", package / "numerics"]
-    files = sorted(package.glob("*.py")) + sorted(f for d in [*shared, own] if d.is_dir() for f in d.rglob("*.py"))
+    files = sorted(package.glob("*.py")) + sorted(f for d in [*shared, own] if d.is_dir() for f in d.rglob("*.py")
+                                                  if f.name not in OUTSIDE_THE_KERNEL or f.parent.name != "core")
     digest = hashlib.sha256()
     for path in [chapter_source, *files, *(root / n for n in ("requirements.txt", "requirements.lock", "pyproject.toml"))]:
         if path.is_file():
