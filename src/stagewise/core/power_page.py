@@ -25,7 +25,7 @@ def _cell(text: str) -> str:
     """A cell as HTML: escaped, with `code` spans kept as code."""
     import html
     import re
-    escaped = html.escape(" ".join(str(text).split()))
+    escaped = html.escape(" ".join(str(text).replace("``", "`").split()))   # docstrings write ``code`` (reST)
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
 
 
