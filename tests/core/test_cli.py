@@ -80,7 +80,7 @@ def test_run_folder_contract_and_no_overwrite(tmp_path):
         assert results["checks"][0]["passed"] is True
         notebook = json.loads((run / "smoke-test.ipynb").read_text())
         assert not [c for c in notebook["cells"] if "injected-parameters" in c["metadata"].get("tags", [])]
-        assert {p.suffix for p in (run / "figures").glob("smoke-test-trace.*")} == {".pdf", ".svg", ".png", ".json"}
+        assert {p.suffix for p in (run / "figures").glob("smoke-test-trace.*")} == {".pdf", ".svg", ".png", ".json", ".npz"}
 
 
 def test_failed_run_keeps_partial_notebook_and_leaves_good_run_untouched(tmp_path):

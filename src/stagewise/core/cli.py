@@ -101,6 +101,23 @@ def _parser() -> argparse.ArgumentParser:
                     "(stagewise book) and Debian's chromium package; no network.")
     d.add_argument("--out", type=Path, default=None, metavar="PDF",
                    help="where to write it (default: _build/pdf/learning-in-stages.pdf)")
+    g = sub.add_parser(
+        "figure", help="draw a run's figure again in another style (talks, posters, dark), without the run",
+        description="Draw figure FIG_ID of RUN_DIR again from its data sidecar (figures/<stem>.npz and .json) in "
+                    "a style preset, in seconds: nothing is recomputed. RUN_DIR is a run folder (stagewise run), a "
+                    "sweep or atlas point, or book/executed/<chapter>. The files are <stem>.<style>.<fmt> in --out, "
+                    "each with the run's provenance and the style in its metadata. Example: stagewise figure "
+                    "book/executed/linear-riccati spectrum --style talk-16x9-dark")
+    g.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    g.add_argument("figure_id", nargs="?", metavar="FIG_ID", help="the figure (see --list)")
+    g.add_argument("--list", action="store_true", help="list the run's figures with their captions")
+    g.add_argument("--style", default="book", metavar="STYLE",
+                   help="a preset (book, book-dark, paper, talk-16x9, talk-16x9-dark, talk-4x3, poster), a path to a "
+                        ".mplstyle file, or several joined by commas, later ones winning (default: book)")
+    g.add_argument("--formats", default=None, metavar="FMTS", help="comma-separated, from pdf,svg,png (default: all)")
+    g.add_argument("--dpi", default=None, metavar="SCALE",
+                   help="resolution as a multiple of the preset's: 2x gives a 3840 x 2160 talk-16x9 PNG")
+    g.add_argument("--out", type=Path, default=None, metavar="DIR", help="where to write (default: here)")
     cli_sweep.add_parsers(sub)
     c = sub.add_parser(
         "clean", help="remove leftovers of killed or failed runs",
@@ -290,6 +307,29 @@ def _pdf(args) -> int:
     return 0
 
 
+def _figure(args) -> int:
+    from stagewise.core import restyle, sidecar, styles
+    try:
+        if args.list:
+            rows = restyle.list_figures(args.run_dir)
+            if not rows:
+                print(f"{args.run_dir}: no figures")
+            for row in rows:
+                what = row.caption if row.restylable else f"(cannot be restyled: {row.problem})"
+                print(f"{row.figure_id:24s} {' '.join(what.split())[:120]}")
+            return 0
+        if not args.figure_id:
+            raise UsageError("figure: give FIG_ID (or --list to see the run's figures)")
+        started = time.perf_counter()
+        paths = restyle.restyle(args.run_dir, args.figure_id, args.style, args.formats, args.out, args.dpi)
+    except (restyle.FigureNotFound, sidecar.SidecarError, styles.StyleError, FileExistsError) as err:
+        raise UsageError(str(err)) from None
+    for path in paths:
+        print(path)
+    print(f"({len(paths)} files in {time.perf_counter() - started:.1f} s)", file=sys.stderr)
+    return 0
+
+
 def _terminate(signum, frame):
     """SIGTERM and SIGINT: asyncio (under papermill) replaces only Python's default SIGINT handler, and its
     cancellation was once absorbed, so that a run finished as if Ctrl-C had never been pressed (seen in CI)."""
@@ -324,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
             return _clean(args)
         if args.command == "pdf":
             return _pdf(args)
+        if args.command == "figure":
+            return _figure(args)
         if args.command == "sweep":
             return cli_sweep.sweep_command(args)
         if args.command == "atlas":

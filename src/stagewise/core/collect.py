@@ -87,9 +87,11 @@ def _number(value: Any) -> float:
 
 def plot(rows: list[dict[str, Any]], value: str, against: str, directory: Path, stem: str = "sweep") -> list[Path]:
     """``value.<value>`` against ``param.<against>``, one line per setting of the other varying parameters,
-    mean and standard deviation over seeds; exported as PDF/SVG/PNG with provenance like a chapter figure."""
+    mean and standard deviation over seeds; exported as PDF/SVG/PNG with provenance and a data sidecar like a
+    chapter figure (``stagewise figure DIR sweep --style talk-16x9`` restyles it)."""
     import matplotlib.pyplot as plt
 
+    from stagewise.core import sidecar, styles
     from stagewise.core.figures import export
     vkey, pkey = f"value.{value}", f"param.{against}"
     for key, what in ((vkey, "value"), (pkey, "parameter")):
@@ -100,26 +102,44 @@ def plot(rows: list[dict[str, Any]], value: str, against: str, directory: Path, 
     lines: dict[tuple, dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
     for r in rows:
         lines[tuple(str(r.get(k)) for k in varying)][_number(r.get(pkey))].append(_number(r.get(vkey)))
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    for label, points in sorted(lines.items()):
+    series = {}
+    for i, (label, points) in enumerate(sorted(lines.items())):
         xs = np.array(sorted(points))
-        means = np.array([np.nanmean(points[x]) for x in xs])
-        stds = np.array([np.nanstd(points[x]) for x in xs])
-        name = ", ".join(f"{k[6:]}={v}" for k, v in zip(varying, label)) or value
-        line, = ax.plot(xs, means, marker="o", label=name)
-        ax.fill_between(xs, means - stds, means + stds, color=line.get_color(), alpha=0.2, linewidth=0)
-        for x in xs:
-            ax.plot([x] * len(points[x]), points[x], ".", color=line.get_color(), alpha=0.4)
-    ax.set_xlabel(against)
-    ax.set_ylabel(value)
+        runs = [(x, y) for x in xs for y in points[x]]
+        series[f"line{i:03d}"] = {
+            "label": ", ".join(f"{k[6:]}={v}" for k, v in zip(varying, label)) or value,
+            "x": xs, "mean": np.array([np.nanmean(points[x]) for x in xs]),
+            "sd": np.array([np.nanstd(points[x]) for x in xs]),
+            "run_x": np.array([x for x, _ in runs], dtype=float), "run_y": np.array([y for _, y in runs], dtype=float)}
     positive = all(_number(r.get(pkey)) > 0 for r in rows)
-    if positive and max(_number(r.get(pkey)) for r in rows) / min(_number(r.get(pkey)) for r in rows) > 20:
-        ax.set_xscale("log")
-    ax.legend(fontsize=7)
-    ax.set_title(f"{rows[0]['chapter']}: {len(rows)} runs, mean ± sd over seeds", fontsize=9)
-    fig.tight_layout()
+    logx = bool(positive and max(_number(r.get(pkey)) for r in rows) / min(_number(r.get(pkey)) for r in rows) > 20)
+    data = {"series": series, "xlabel": against, "ylabel": value, "logx": logx,
+            "title": f"{rows[0]['chapter']}: {len(rows)} runs, mean ± sd over seeds"}
     provenance = {"chapter": rows[0]["chapter"], "runs": [r["run"] for r in rows],
                   "commits": sorted({str(r["commit"]) for r in rows}), "value": value, "against": against}
-    paths = export(fig, stem, directory, provenance)
+    book = styles.resolve("book")
+    record = sidecar.write(directory, stem, data, {
+        "render": f"{__name__}:render_sweep", "caption": data["title"], "claim": None, "style": book.name,
+        "alt": f"{value} against {against} over the sweep's runs", "labels": {"x": against, "y": value}})
+    with book.context():
+        fig = render_sweep(sidecar.read_data(directory, stem, record), book)
+    paths = export(fig, stem, directory, provenance, record)
     plt.close(fig)
     return paths
+
+
+def render_sweep(data: dict[str, Any], style):
+    """The sweep figure from its data: per line, the mean with a band of one standard deviation and the runs."""
+    fig, ax = style.subplots(size=(5.5, 3.6))
+    for line in data["series"].values():
+        drawn, = ax.plot(line["x"], line["mean"], marker="o", label=line["label"])
+        ax.fill_between(line["x"], line["mean"] - line["sd"], line["mean"] + line["sd"], color=drawn.get_color(),
+                        alpha=0.2, linewidth=0)
+        ax.plot(line["run_x"], line["run_y"], ".", color=drawn.get_color(), alpha=0.4)
+    ax.set_xlabel(data["xlabel"])
+    ax.set_ylabel(data["ylabel"])
+    if data["logx"]:
+        ax.set_xscale("log")
+    ax.legend(fontsize="small")
+    ax.set_title(data["title"], fontsize="medium")
+    return fig

@@ -20,7 +20,7 @@ import torch
 
 from stagewise.core import checks, device as devices, faults, mutation, power
 from stagewise.core.registry import get_chapter
-from stagewise.core.figures import export, use_style
+from stagewise.core.figures import export, save, use_style
 from stagewise.core.parameters import validate
 from stagewise.core.provenance import code_fingerprint, git_state, versions
 from stagewise.core.results_schema import SCHEMA_VERSION
@@ -227,14 +227,51 @@ class Run:
         return checks.ChecksTable(self.checks)
 
     # -- figures --------------------------------------------------------------------
-    def figure(self, fig: plt.Figure, figure_id: str) -> None:
-        """Export a figure under ``figures/<chapter>-<id>`` and glue it as ``fig-<id>``.
+    def figure(self, figure, data: Any, figure_id: str | None = None, *, caption: str = "",
+               alt: str = "", claim: str | None = None, labels: dict[str, str] | None = None) -> None:
+        """Draw a figure, export it under ``figures/<chapter>-<id>`` and glue it as ``fig-<id>``.
 
-        Returns nothing, so that a cell ending with it prints no path of the build machine.
+        ``run.figure(figures.<name>, data, "<id>", caption=..., claim=...)``: ``figure`` is the figure's render
+        function (``figures.<name>``, a pure function ``render(data, style)``
+        of the chapter's torch-free ``figures.py``) and ``data`` what it plots: the arrays go to
+        ``<stem>.npz`` and the rest, with ``caption``, ``alt`` (the text a screen reader says), ``claim`` (the
+        label of the statement the figure supports) and ``labels`` (axis names and units), to ``<stem>.json``
+        beside the provenance. The book's figure is that function's drawing of that data, so
+        ``stagewise figure RUN_DIR <id> --style talk-16x9`` draws the same figure for a slide without the run.
+        The dark theme's rendering is written too (``figures/dark/<stem>.png``, for the book's dark mode). A ready Matplotlib figure is still
+        accepted (no sidecar: it cannot be restyled). Returns nothing, so that a cell ending with it prints no
+        path of the build machine.
         """
+        from stagewise.core import sidecar, styles
+        if isinstance(figure, plt.Figure) and figure_id is None:     # run.figure(fig, "id"): no sidecar
+            data, figure_id = None, data
         stem = f"{self.chapter}-{figure_id}"
+        folder = self.directory / "figures"
         prov = {"chapter": self.chapter, "parameters": self.parameters, **self.provenance()}
-        export(fig, stem, self.directory / "figures", prov)
+        if isinstance(figure, plt.Figure):
+            fig, record = figure, None
+        else:
+            if not callable(figure) or data is None:
+                raise TypeError(f"figure {figure_id!r}: give a render function and its data (or a Matplotlib figure)")
+            if claim is not None:
+                self._statement_title(claim, f"figure {figure_id}")
+            render = f"{figure.__module__}:{figure.__qualname__}"
+            if "." in figure.__qualname__ or not figure.__module__.startswith("stagewise."):
+                raise TypeError(f"figure {figure_id!r}: the render function must be a module-level function of "
+                                f"the stagewise package (got {render})")
+            folder.mkdir(parents=True, exist_ok=True)
+            book = styles.resolve("book")
+            record = sidecar.write(folder, stem, data, {"render": render, "caption": caption, "alt": alt,
+                                                        "claim": claim, "labels": labels or {}, "style": book.name})
+            shown = sidecar.read_data(folder, stem, record)       # drawn from the files, as a restyle will be
+            with book.context():
+                fig = book.finish(figure(shown, book))
+            dark = styles.resolve("book-dark")
+            with dark.context():
+                night = dark.finish(figure(shown, dark))
+            save(night, stem, folder / "dark", prov, dark, ("png",))
+            plt.close(night)
+        export(fig, stem, folder, prov, record)
         self.figures.append(stem)
         _glue(f"fig-{figure_id}", fig)
         plt.close(fig)
