@@ -196,3 +196,35 @@ def test_the_shared_curves_renderer_is_pure():
     with style.context():
         fig = plots.curves(DATA, style)
     assert len(fig.axes[0].lines) == 3 and fig.axes[0].get_yscale() == "log"
+
+
+def test_the_book_page_gets_the_dark_pair_the_menu_and_the_downloads(fixture_chapters, tmp_path):
+    from stagewise.core import figure_pages
+    executed = tmp_path / "executed"
+    done = stagewise("run", "smoke-test", "--quiet", "--out", str(executed / "smoke-test"))
+    assert done.returncode == 0, done.stderr
+    html_dir = tmp_path / "html"
+    page = html_dir / "chapters" / "smoke-test.html"
+    page.parent.mkdir(parents=True)
+    page.write_text('<p>before</p><figure class="align-default" id="fig-smoke-test-trace">\n'
+                    '<img alt="../_images/abc.png" src="../_images/abc.png" />\n<figcaption>\n<p><span class='
+                    '"caption-number">Figure 1.1 </span><span class="caption-text">Trace.</span></p>\n</figcaption>\n'
+                    '</figure><figure id="fig-other"><img src="x.png"/></figure>')
+    n = figure_pages.publish(html_dir, executed, {"smoke-test": page}, "https://example.org/book", "0.1.0")
+    assert n == 1
+    text = page.read_text()
+    assert text.count('class="only-light"') == 1 and text.count('class="only-dark"') == 1
+    assert 'href="../figures/smoke-test/smoke-test-trace.talk-16x9-dark.png"' in text
+    assert "https://example.org/book/chapters/smoke-test.html#fig-smoke-test-trace" in text
+    assert "Figure 1.1" in text and "stagewise figure book/executed/smoke-test trace" in text
+    assert '<img src="x.png"/>' in text                                   # a figure without a sidecar: untouched
+    target = html_dir / "figures" / "smoke-test"
+    for name in ("smoke-test-trace.pdf", "smoke-test-trace.svg", "smoke-test-trace.png", "smoke-test-trace.dark.png",
+                 "smoke-test-trace.talk-16x9.png", "smoke-test-trace.talk-16x9-dark.png", "smoke-test-trace.csv"):
+        assert (target / name).is_file(), name
+    assert Image.open(target / "smoke-test-trace.talk-16x9.png").size == (1920, 1080)
+    rows = (target / "smoke-test-trace.csv").read_text().splitlines()
+    assert rows[0] == "array,index,value" and sum(r.startswith("series/gradient descent,") for r in rows) == 20
+    assert figure_pages.publish(html_dir, executed, {"smoke-test": page}, "https://example.org/book", "0.1.0") == 0
+    gallery = figure_pages.gallery_page(executed, [("smoke-test", "Smoke test")])
+    assert ":img-top: smoke-test/figures/smoke-test-trace.png" in gallery and ":link: fig-smoke-test-trace" in gallery
