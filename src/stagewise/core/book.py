@@ -107,13 +107,44 @@ def render_html(strict: bool = True) -> float:
     faults.point("before-html")
     from stagewise.core import power_page
     power_page.write(EXECUTED_DIR)   # the appendix "What the checks can catch", from book/power/ (cheap)
+    write_gallery(EXECUTED_DIR)      # the figure gallery, from the executed chapters' sidecars (cheap)
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(PROJECT_ROOT),
                "--builder", "html", "--keep-going", "--all"]  # --all: Sphinx skips copying the CSS and static
     # files when no page is out of date, so an edited book.css never reached the pages (about 10 s either way)
     if strict:
         command += ["-W", "-n"]
     subprocess.run(command, check=True, cwd=PROJECT_ROOT)
+    publish_figures()
     return time.time() - started
+
+
+GALLERY_NAME = "figure-gallery"
+
+
+def write_gallery(folder: Path) -> Path:
+    """The figure gallery page (``book/executed/figure-gallery.md``), every chapter's figures as thumbnails."""
+    from stagewise.core import figure_pages
+    from stagewise.core.rundir import write_text_atomic
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{GALLERY_NAME}.md"
+    write_text_atomic(path, figure_pages.gallery_page(folder, [(c.name, c.title) for c in all_chapters()]))
+    return path
+
+
+def site_url() -> str:
+    """Where the book is published (``html.baseurl`` of ``_config.yml``): the base of each figure's citation URL."""
+    import yaml
+    config = yaml.safe_load((PROJECT_ROOT / "_config.yml").read_text()) or {}
+    return str((config.get("html") or {}).get("baseurl") or "").rstrip("/")
+
+
+def publish_figures() -> int:
+    """Downloads, talk renderings, data, the dark pair and the menu under every figure of the built pages."""
+    from stagewise import __version__
+    from stagewise.core import figure_pages
+    html_dir = BUILD_DIR / "html"
+    pages = {c.name: html_dir / "book" / "executed" / c.name / f"{c.name}.html" for c in all_chapters()}
+    return figure_pages.publish(html_dir, EXECUTED_DIR, pages, site_url(), __version__)
 
 
 def clean() -> None:
