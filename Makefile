@@ -54,4 +54,4 @@ bench-book: setup  ## two cold book builds (--jobs 1, --jobs per core) and a no-
 	$(BIN)/python benchmarks/bench_book.py
 
 clean:
-	rm -rf _build book/executed runs
+	rm -rf _build book/executed chapters runs

@@ -57,9 +57,9 @@ def test_every_page_reads_cleanly_in_chromium(page_reports):
 def test_math_is_typeset_offline(page_reports):
     """MathJax is served from _static (no CDN) and typesets every formula of every chapter."""
     for chapter in all_chapters():
-        report = page_reports[f"book/executed/{chapter.name}/{chapter.name}.html"]
+        report = page_reports[f"chapters/{chapter.name}.html"]
         assert report.math_expected > 20 and report.math_elements == report.math_expected, chapter.name
-    page = (HTML / "book" / "executed" / "conservation-laws" / "conservation-laws.html").read_text()
+    page = (HTML / "chapters" / "conservation-laws.html").read_text()
     scripts = re.findall(r'<script[^>]*src="([^"]+)"', page)
     assert any("_static/mathjax/tex-mml-chtml.js" in s for s in scripts)
     assert not [s for s in scripts if s.startswith(("http:", "https:", "//"))], scripts
@@ -68,7 +68,7 @@ def test_math_is_typeset_offline(page_reports):
 def test_every_chapter_shows_its_checks_all_passed(page_reports):
     for chapter in all_chapters():
         results = json.loads((ROOT / "book" / "executed" / chapter.name / "results.json").read_text())
-        report = page_reports[f"book/executed/{chapter.name}/{chapter.name}.html"]
+        report = page_reports[f"chapters/{chapter.name}.html"]
         rows = len(results["checks"]) + len(results.get("claims", []))
         assert report.checks_rows == rows and not report.failed_checks, chapter.name
 
@@ -111,7 +111,7 @@ def test_launch_and_download_links_point_at_files_that_exist(built_book):
     """Binder opens the chapter source (tracked in git); downloads are files of the build; no Colab."""
     tracked = set(subprocess.run(["git", "ls-files"], capture_output=True, text=True, cwd=ROOT).stdout.split())
     for chapter in all_chapters():
-        page_path = HTML / "book" / "executed" / chapter.name / f"{chapter.name}.html"
+        page_path = HTML / "chapters" / f"{chapter.name}.html"
         links = _links(page_path.read_text())
         binder = [link for link in links if "mybinder.org" in link]
         assert binder, chapter.name

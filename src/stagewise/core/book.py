@@ -22,6 +22,10 @@ from stagewise.core.registry import PROJECT_ROOT, Chapter, all_chapters
 from stagewise.core.provenance import code_fingerprint
 
 EXECUTED_DIR = PROJECT_ROOT / "book" / "executed"
+#: What Sphinx renders (git-ignored, made by each build): the executed chapters' notebooks copied out of their run
+#: folders and the generated pages, so that a chapter's address is ``chapters/<chapter>.html``, not a path of the
+#: run folder. The old addresses (``book/executed/<chapter>/<chapter>.html``) redirect to the new ones.
+SITE_DIR = PROJECT_ROOT / "chapters"
 BUILD_DIR = PROJECT_ROOT / "_build"
 #: Tests point the book's executions elsewhere with this variable.
 EXECUTED_DIR_ENV = "STAGEWISE_EXECUTED_DIR"
@@ -106,8 +110,9 @@ def render_html(strict: bool = True) -> float:
     started = time.time()
     faults.point("before-html")
     from stagewise.core import power_page
-    power_page.write(EXECUTED_DIR)   # the appendix "What the checks can catch", from book/power/ (cheap)
-    write_gallery(EXECUTED_DIR)      # the figure gallery, from the executed chapters' sidecars (cheap)
+    stage_site()
+    power_page.write(SITE_DIR)       # the appendix "What the checks can catch", from book/power/ (cheap)
+    write_gallery(SITE_DIR)          # the figure gallery, from the executed chapters' sidecars (cheap)
     command = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(PROJECT_ROOT),
                "--builder", "html", "--keep-going", "--all"]  # --all: Sphinx skips copying the CSS and static
     # files when no page is out of date, so an edited book.css never reached the pages (about 10 s either way)
@@ -115,19 +120,58 @@ def render_html(strict: bool = True) -> float:
         command += ["-W", "-n"]
     subprocess.run(command, check=True, cwd=PROJECT_ROOT)
     publish_figures()
+    write_redirects()
     return time.time() - started
+
+
+def stage_site() -> list[str]:
+    """Copy each executed chapter's notebook to ``chapters/<chapter>.ipynb`` (only when it changed, so that an
+    unchanged chapter keeps its modification time); returns the chapters copied."""
+    from stagewise.core.rundir import write_text_atomic
+    SITE_DIR.mkdir(exist_ok=True)
+    copied = []
+    for chapter in all_chapters():
+        source = EXECUTED_DIR / chapter.name / f"{chapter.name}.ipynb"
+        target = SITE_DIR / f"{chapter.name}.ipynb"
+        if not source.is_file():
+            continue
+        text = source.read_text(encoding="utf-8")
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            write_text_atomic(target, text)
+            copied.append(chapter.name)
+    return copied
+
+
+def write_redirects() -> int:
+    """Pages at the chapters' former addresses (``book/executed/<c>/<c>.html``) that send the reader, with the
+    anchor of the link they followed, to ``chapters/<c>.html``."""
+    html_dir = BUILD_DIR / "html"
+    count = 0
+    for chapter in all_chapters():
+        old = html_dir / "book" / "executed" / chapter.name / f"{chapter.name}.html"
+        new = f"../../../chapters/{chapter.name}.html"
+        old.parent.mkdir(parents=True, exist_ok=True)
+        old.write_text(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Moved</title>\n"
+            f'<link rel="canonical" href="{new}">\n<meta http-equiv="refresh" content="0; url={new}">\n'
+            f"<script>location.replace({new!r} + location.hash)</script></head>\n"
+            f'<body><p>This chapter is now at <a href="{new}">chapters/{chapter.name}.html</a>.</p></body></html>\n')
+        count += 1
+    return count
 
 
 GALLERY_NAME = "figure-gallery"
 
 
 def write_gallery(folder: Path) -> Path:
-    """The figure gallery page (``book/executed/figure-gallery.md``), every chapter's figures as thumbnails."""
+    """The figure gallery page (``chapters/figure-gallery.md``), every chapter's figures as thumbnails."""
     from stagewise.core import figure_pages
     from stagewise.core.rundir import write_text_atomic
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{GALLERY_NAME}.md"
-    write_text_atomic(path, figure_pages.gallery_page(folder, [(c.name, c.title) for c in all_chapters()]))
+    chapters = [(c.name, c.title) for c in all_chapters()]
+    prefix = os.path.relpath(EXECUTED_DIR, folder).replace(os.sep, "/")
+    write_text_atomic(path, figure_pages.gallery_page(EXECUTED_DIR, chapters, image_prefix=prefix))
     return path
 
 
@@ -143,13 +187,14 @@ def publish_figures() -> int:
     from stagewise import __version__
     from stagewise.core import figure_pages
     html_dir = BUILD_DIR / "html"
-    pages = {c.name: html_dir / "book" / "executed" / c.name / f"{c.name}.html" for c in all_chapters()}
+    pages = {c.name: html_dir / "chapters" / f"{c.name}.html" for c in all_chapters()}
     return figure_pages.publish(html_dir, EXECUTED_DIR, pages, site_url(), __version__)
 
 
 def clean() -> None:
-    """Remove the HTML build and every chapter execution (``--clean``; build lock held)."""
+    """Remove the HTML build, the staged pages and every chapter execution (``--clean``; build lock held)."""
     shutil.rmtree(BUILD_DIR, ignore_errors=True)
+    shutil.rmtree(SITE_DIR, ignore_errors=True)
     folder = executed_dir()
     if folder.is_dir():
         for entry in folder.iterdir():

@@ -214,9 +214,10 @@ def publish(html_dir: Path, executed: Path, pages: dict[str, Path], base_url: st
     return total
 
 
-def gallery_page(executed: Path, chapters: list[tuple[str, str]], label: str = "figure-gallery") -> str:
+def gallery_page(executed: Path, chapters: list[tuple[str, str]], label: str = "figure-gallery",
+                 image_prefix: str = ".") -> str:
     """The Markdown of the gallery: per chapter (name, title), a grid of cards, each a thumbnail with its
-    caption linking to the figure in its chapter. Image paths are relative to ``executed`` (the page's folder)."""
+    caption linking to the figure in its chapter. ``image_prefix``: the executed folder seen from the page."""
     lines = [f"({label})=", "# Figure gallery", "",
              "Every figure of the book, as drawn by the last build. Each links to its place in its chapter, where a "
              "menu under the figure offers the PDF, SVG and PNG, 16:9 renderings for talks (light and dark), the "
@@ -228,7 +229,7 @@ def gallery_page(executed: Path, chapters: list[tuple[str, str]], label: str = "
             continue
         lines += [f"## {title}", "", "::::{grid} 1 2 3 3", ":gutter: 2", ""]
         for f in figures:
-            lines += [f":::{{grid-item-card}}", f":img-top: {chapter}/figures/{f.stem}.png",
+            lines += [f":::{{grid-item-card}}", f":img-top: {image_prefix}/{chapter}/figures/{f.stem}.png",
                       f":img-alt: {f.alt}", f":link: {f.anchor}", ":link-type: ref",
                       f":class-card: stagewise-gallery-card", "",
                       f"{{numref}}`{f.anchor}`: {f.caption}", ":::", ""]

@@ -1,7 +1,7 @@
 """Point the launch buttons at the chapter sources, which exist in the repository.
 
-Chapters are rendered from their executions under ``book/executed/`` (ignored by git), so the theme's
-Binder links would open ``book/executed/<name>/<name>.ipynb``: a 404. The MyST source
+Chapters are rendered from their executions (``book/executed/``, staged as ``chapters/<name>.ipynb``; both ignored
+by git), so the theme's Binder links would open ``chapters/<name>.ipynb``: a 404. The MyST source
 ``book/chapters/<name>.md`` opens as a notebook in Binder (jupytext is in the environment built from
 ``binder/``), so every link to an executed chapter is rewritten to its source.
 """
@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 
-EXECUTED = re.compile(r"book/executed/(?P<name>[a-z0-9-]+)/(?P=name)\.ipynb")
+EXECUTED = re.compile(r"(?:book/executed/(?P<name>[a-z0-9-]+)/(?P=name)|chapters/(?P<staged>[a-z0-9-]+))\.ipynb")
 
 
 def source_path(path: str) -> str:
-    """``book/executed/<name>/<name>.ipynb`` -> ``book/chapters/<name>.md``; other text unchanged."""
-    return EXECUTED.sub(lambda m: f"book/chapters/{m['name']}.md", path)
+    """``book/executed/<name>/<name>.ipynb`` or ``chapters/<name>.ipynb`` (the staged copy the book renders) ->
+    ``book/chapters/<name>.md``; other text unchanged."""
+    return EXECUTED.sub(lambda m: f"book/chapters/{m['name'] or m['staged']}.md", path)
 
 
 def _rewrite(buttons) -> None:
