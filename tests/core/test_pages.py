@@ -49,7 +49,7 @@ def page_reports(built_book):
 
 def test_every_page_reads_cleanly_in_chromium(page_reports):
     """No raw TeX, images loaded, no console errors or failed requests, links resolve, no error output."""
-    assert len(page_reports) == len(all_chapters()) + 3            # intro, chapters, the appendix, bibliography
+    assert len(page_reports) == len(all_chapters()) + 4            # intro, chapters, the appendix, gallery, bibliography
     problems = {path: r.problems() for path, r in page_reports.items() if r.problems()}
     assert not problems, json.dumps(problems, indent=1)
 
