@@ -1,76 +1,73 @@
-"""The chapter's three figures, drawn from the experiments' results."""
+"""The chapter's three figures: pure render functions ``render(data, style) -> Figure`` of the data that
+:mod:`stagewise.conservation_laws.figure_data` takes out of the experiments (no torch, no computation), so that
+``stagewise figure`` draws them again in any style from the run's sidecars."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from stagewise.conservation_laws.experiments import DescentResult, FlowResult, LayerGrowth
 
-
-def drift_vs_time(descent: DescentResult, flow: FlowResult) -> plt.Figure:
-    """``fig-conservation-laws-drift-vs-time``: largest change of an invariant since
-    initialization against time, GD per step size run (first seed) and gradient flow (dashed)."""
-    every = sorted(set(descent.etas), reverse=True)
-    fig, axes = plt.subplots(1, len(descent.families), figsize=(13, 3.0), sharey=True)
-    for ax, (name, result) in zip(axes, descent.families.items()):
-        tr = result.trajectory
-        for e, eta in enumerate(result.etas):
-            change = (tr.invariants[:, e, 0] - tr.invariants[:1, e, 0]).abs().amax(-1).cpu()
-            ax.semilogy(tr.times[1:], change[1:], label=f"GD, $\\eta$={eta:g}",
-                        color=plt.cm.viridis(every.index(eta) / len(every)))
-        if name in flow.trajectories:
-            ftr = flow.trajectories[name]
-            change = (ftr.invariants[:, 0, 0] - ftr.invariants[:1, 0, 0]).abs().amax(-1).cpu()
-            ax.semilogy(ftr.times[1:], change[1:].clamp(min=1e-17), "k--", label="gradient flow (ODE)")
-        ax.set_title(name.replace("_", " "))
-        ax.set_xlabel("time $t = \\eta \\times$ step")
+def drift_vs_time(data: dict, style) -> plt.Figure:
+    """``fig-conservation-laws-drift-vs-time``: largest change of an invariant since initialization against
+    time, GD per step size run (first seed) and gradient flow (dashed)."""
+    panels = list(data["panels"].values())
+    every = list(data["all_etas"])
+    colors = style.sequence(len(every))
+    fig, axes = style.subplots(1, len(panels), size=(13, 3.0), sharey=True, squeeze=False)
+    axes = axes[0]
+    legend = {}
+    for ax, panel in zip(axes, panels):
+        for eta, change in zip(panel["etas"], panel.get("change", [])):
+            line, = ax.semilogy(panel["times"], change, color=colors[every.index(eta)])
+            legend.setdefault(f"GD, $\\eta$={eta:g}", line)
+        if "flow_change" in panel:
+            line, = ax.semilogy(panel["flow_times"], panel["flow_change"], "--", color=style.ink)
+            legend.setdefault("gradient flow (ODE)", line)
+        ax.set_title(panel["name"])
+    fig.supxlabel("time $t = \\eta \\times$ step", fontsize=plt.rcParams["axes.labelsize"])
     axes[0].set_ylabel("max$_j$ |I$_j$(t) − I$_j$(0)|")
-    labelled = [ax for ax in axes if ax.get_legend_handles_labels()[0]]
-    if labelled:   # a legend without artists warns (with a path of the machine) in the notebook
-        labelled[0].legend(fontsize=7)
+    if legend:     # a legend without artists warns (with a path of the machine) in the notebook
+        fig.legend(legend.values(), legend.keys(), loc="outside right upper", fontsize="small")
     return fig
 
 
-def drift_vs_eta(descent: DescentResult, horizon: float) -> plt.Figure:
-    """``fig-conservation-laws-drift-vs-eta``: drift over the horizon against the step size
-    (seed average, log-log) for the step sizes each family ran, with the per-seed mean slopes (over
-    the step sizes with ``eta lambda_max <= 1/2``; "n/a" when fewer than three qualify) and a slope-1 line."""
-    etas = sorted(set(descent.etas), reverse=True)
-    fig, ax = plt.subplots(figsize=(7.4, 3.6))
-    styles = ["o-", "s--", "^-.", "D:", "v-"]   # distinct markers and dashes: overlapping curves stay visible
-    for i, (name, result) in enumerate(descent.families.items()):
-        if not result.etas:
-            continue
-        slopes = [s for s in result.slopes if np.isfinite(s)]
-        slope = f"{np.mean(slopes):.2f}" if slopes else "n/a"
-        ax.loglog(result.etas, result.drift.mean(1), styles[i % len(styles)], color=f"C{i}",
-                  label=f"{name.replace('_', ' ')} (slope {slope})",
-                  markersize=9 - 1.5 * i, markerfacecolor="none" if i % 2 else f"C{i}", linewidth=2.4 - 0.4 * i)
-    base = next((r for r in (descent.families.get("relu"), *descent.families.values()) if r is not None and r.etas),
-                None)
-    if base is not None:
-        reference = 0.3 * base.drift.mean(1)[-1] * np.asarray(etas) / base.etas[-1]   # below the curves
-        ax.loglog(etas, reference, "k:", label="slope 1")
-    ax.set_xticks(etas, [f"{eta:g}" for eta in etas])
+def drift_vs_eta(data: dict, style) -> plt.Figure:
+    """``fig-conservation-laws-drift-vs-eta``: drift over the horizon against the step size (seed average,
+    log-log) for the step sizes each family ran, with the per-seed mean slopes (over the step sizes with
+    ``eta lambda_max <= 1/2``; "n/a" when fewer than three qualify) and a slope-1 line."""
+    fig, ax = style.subplots(size=(7.4, 3.6))
+    marks = ["o-", "s--", "^-.", "D:", "v-"]   # distinct markers and dashes: overlapping curves stay visible
+    width = style.rc.get("lines.linewidth", 1.5)
+    size = style.rc.get("lines.markersize", 6)
+    for fam in data["families"].values():
+        i = fam["index"]
+        slope = "n/a" if fam["slope"] is None else f"{fam['slope']:.2f}"
+        color = style.palette[i % len(style.palette)]
+        ax.loglog(fam["etas"], fam["drift"], marks[i % len(marks)], color=color,
+                  label=f"{fam['name']} (slope {slope})", markersize=size * (1.5 - 0.25 * i),
+                  markerfacecolor="none" if i % 2 else color, linewidth=width * (1.6 - 0.27 * i))
+    if "reference" in data:
+        ax.loglog(data["etas"], data["reference"], ":", color=style.ink, label="slope 1")
+    ax.set_xticks(data["etas"], [f"{eta:g}" for eta in data["etas"]])
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("step size $\\eta$")
-    ax.set_ylabel(f"drift over $T$ = {horizon:g}")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
-    fig.tight_layout()
+    ax.set_ylabel(f"drift over $T$ = {data['horizon']:g}")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     return fig
 
 
-def layer_norms(growth: LayerGrowth | None) -> plt.Figure:
-    """``fig-conservation-laws-layer-norms``: growth of each layer's squared Frobenius norm (a note
-    in place of the curves when no step size could run, ``growth`` None)."""
-    fig, ax = plt.subplots(figsize=(5.2, 3.4))
-    if growth is None:
+def layer_norms(data: dict, style) -> plt.Figure:
+    """``fig-conservation-laws-layer-norms``: growth of each layer's squared Frobenius norm (a note in place of
+    the curves when no step size could run)."""
+    fig, ax = style.subplots(size=(5.2, 3.4))
+    if not data["ran"]:
         ax.text(0.5, 0.5, "not run: no step size with eta lambda_max <= 1", ha="center", va="center",
                 transform=ax.transAxes)
         return fig
-    for l in range(growth.growth.shape[1]):
-        ax.plot(growth.times, growth.growth[:, l], label=f"layer {l + 1}")
+    growth = np.asarray(data["growth"])
+    for layer in range(growth.shape[1]):
+        ax.plot(data["times"], growth[:, layer], label=f"layer {layer + 1}")
     ax.set_xlabel("time $t$")
     ax.set_ylabel("$\\|W_l(t)\\|_F^2 - \\|W_l(0)\\|_F^2$")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize="small")
     return fig

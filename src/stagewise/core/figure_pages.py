@@ -151,8 +151,8 @@ def _menu(figure: BookFigure, files: dict[str, str], prefix: str, number: str, u
     items = [link("pdf", "PDF"), link("svg", "SVG"), link("png", "PNG"), link("talk-16x9", "16:9 talk PNG"),
              link("talk-16x9-dark", "16:9 talk PNG, dark"), link("csv", "data (CSV)")]
     return (f'<div class="{MENU_CLASS}" data-figure="{html.escape(figure.anchor)}">'
-            f'<a class="headerlink stagewise-permalink" href="#{figure.anchor}" title="Permanent link to this figure">'
-            f'link</a> · ' + " · ".join(i for i in items if i) +
+            f'<a class="stagewise-permalink" href="#{figure.anchor}" title="Permanent link to this figure (paste it '
+            f'into a talk\'s notes)">permalink</a> · ' + " · ".join(i for i in items if i) +
             '<details class="stagewise-cite"><summary>cite this figure</summary>'
             f'<pre>{html.escape(bibtex(figure, number, url, version))}</pre></details>'
             '<details class="stagewise-restyle"><summary>restyle it</summary>'

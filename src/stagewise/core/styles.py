@@ -120,6 +120,13 @@ class Style:
         cycle = self.rc.get("axes.prop_cycle")
         return [mcolors.to_hex(c) for c in cycle.by_key()["color"]] if cycle is not None else []
 
+    def sequence(self, n: int, cmap: str = "viridis") -> list:
+        """``n`` colours of an ordered quantity (a step size, a depth), from a perceptually uniform map cut so
+        that its every colour stands out on the background (viridis's darkest purples vanish on dark ones)."""
+        low, high = (0.3, 1.0) if self.dark else (0.0, 0.85)
+        ramp = mpl.colormaps[cmap]
+        return [ramp(low + (high - low) * i / max(n - 1, 1)) for i in range(n)]
+
     @property
     def dpi(self) -> float:
         return float(self.rc.get("savefig.dpi", 100)) * self.dpi_scale
