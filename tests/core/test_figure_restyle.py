@@ -227,4 +227,4 @@ def test_the_book_page_gets_the_dark_pair_the_menu_and_the_downloads(fixture_cha
     assert rows[0] == "array,index,value" and sum(r.startswith("series/gradient descent,") for r in rows) == 20
     assert figure_pages.publish(html_dir, executed, {"smoke-test": page}, "https://example.org/book", "0.1.0") == 0
     gallery = figure_pages.gallery_page(executed, [("smoke-test", "Smoke test")])
-    assert ":img-top: smoke-test/figures/smoke-test-trace.png" in gallery and ":link: fig-smoke-test-trace" in gallery
+    assert ":img-top: ./smoke-test/figures/smoke-test-trace.png" in gallery and ":link: fig-smoke-test-trace" in gallery
