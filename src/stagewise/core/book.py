@@ -188,7 +188,8 @@ def publish_figures() -> int:
     from stagewise.core import figure_pages
     html_dir = BUILD_DIR / "html"
     pages = {c.name: html_dir / "chapters" / f"{c.name}.html" for c in all_chapters()}
-    return figure_pages.publish(html_dir, EXECUTED_DIR, pages, site_url(), __version__)
+    return figure_pages.publish(html_dir, EXECUTED_DIR, pages, site_url(), __version__,
+                                gallery=html_dir / "chapters" / f"{GALLERY_NAME}.html")
 
 
 def clean() -> None:

@@ -198,19 +198,59 @@ def patch_page(page: Path, figures: dict[str, BookFigure], files: dict[str, dict
     return count
 
 
-def publish(html_dir: Path, executed: Path, pages: dict[str, Path], base_url: str, version: str) -> int:
-    """Downloads and menus for every figure with a sidecar; ``pages`` maps each chapter to its HTML file."""
+_CARD = re.compile(r'(<div class="sd-card [^"]*stagewise-gallery-card[^"]*">\s*)(<img\b[^>]*>)(.*?href="[^"#]*#'
+                   r'(?P<anchor>fig-[^"]+)")', re.S)
+
+
+def patch_gallery(page: Path, figures: dict[str, BookFigure], html_dir: Path) -> int:
+    """Give each gallery thumbnail its dark rendering (shown in the dark theme, as under the figure itself)."""
+    if not page.is_file():
+        return 0
+    text = page.read_text(encoding="utf-8")
+    if "only-dark" in text:
+        return 0
+    count = 0
+
+    def replace(match: re.Match) -> str:
+        nonlocal count
+        figure = figures.get(match["anchor"])
+        dark = html_dir / "figures" / figure.chapter / f"{figure.stem}.dark.png" if figure else None
+        if dark is None or not dark.is_file():
+            return match.group(0)
+        count += 1
+        src = os.path.relpath(dark, page.parent).replace(os.sep, "/")
+        light = match.group(2).replace('class="', 'class="only-light ', 1)
+        return (match.group(1) + '<span class="stagewise-figure-pair">' + light
+                + f'<img class="sd-card-img-top only-dark" alt="{html.escape(figure.alt, quote=True)}" src="{src}" />'
+                + "</span>" + match.group(3))
+
+    patched = _CARD.sub(replace, text)
+    if count:
+        tmp = page.with_name(f".{page.name}.partial")
+        tmp.write_text(patched, encoding="utf-8")
+        os.replace(tmp, page)
+    return count
+
+
+def publish(html_dir: Path, executed: Path, pages: dict[str, Path], base_url: str, version: str,
+            gallery: Path | None = None) -> int:
+    """Downloads and menus for every figure with a sidecar; ``pages`` maps each chapter to its HTML file;
+    ``gallery``: the gallery page, whose thumbnails get their dark renderings."""
     html_dir = Path(html_dir)
     total = 0
+    everything: dict[str, BookFigure] = {}
     for chapter, page in pages.items():
         figures = {f.anchor: f for f in book_figures(executed, [chapter])}
         if not figures or not page.is_file():
             continue
+        everything.update(figures)
         target = html_dir / "figures" / chapter
         files = {anchor: export_files(f, target) for anchor, f in figures.items()}
         prefix = os.path.relpath(target, page.parent).replace(os.sep, "/") + "/"
         total += patch_page(page, figures, files, prefix, base_url,
                             page.relative_to(html_dir).as_posix(), version)
+    if gallery is not None:
+        patch_gallery(gallery, everything, html_dir)
     return total
 
 
