@@ -1,5 +1,8 @@
 """Cold and no-op book build times, and --jobs 1 against --jobs N in the same run.
 
+A no-op build (no chapter stale, no page input changed since the last complete HTML build) rebuilds nothing: it
+hashes the pages' inputs (stagewise.core.book.site_inputs) against the stamp of the last build.
+
 Cold: remove _build and book/executed, execute every chapter (as `make book` does on a fresh clone) and
 build the HTML. The cold build runs twice, with --jobs 1 (one chapter at a time) and --jobs N (default:
 one per core), and the ratio is printed. No-op: the same command again with nothing changed.
@@ -39,13 +42,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.html_only:
         print(f"{'cold HTML build (chapters already executed)':45s}: {cold(1, True):7.1f} s")
+        noop = min(timed() for _ in range(3))
+        print(f"{'no-op build (nothing changed), best of 3':45s}: {noop:7.2f} s  (target: under 2 s)")
         return
     one = cold(1, False)
     many = cold(args.jobs, False)
-    noop = timed()
+    noop = min(timed() for _ in range(3))
     print(f"{'cold build, --jobs 1':45s}: {one:7.1f} s")
     print(f"{f'cold build, --jobs {args.jobs}':45s}: {many:7.1f} s  ({one / many:.2f}x faster than --jobs 1)")
-    print(f"{'no-op build (nothing changed)':45s}: {noop:7.1f} s  ({many / noop:.0f}x faster than cold)")
+    print(f"{'no-op build (nothing changed), best of 3':45s}: {noop:7.2f} s  ({many / noop:.0f}x faster than cold; "
+          "target: under 2 s)")
 
 
 if __name__ == "__main__":

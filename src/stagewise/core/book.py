@@ -121,7 +121,53 @@ def render_html(strict: bool = True) -> float:
     subprocess.run(command, check=True, cwd=PROJECT_ROOT)
     publish_figures()
     write_redirects()
+    from stagewise.core.rundir import write_text_atomic
+    write_text_atomic(SITE_STAMP, json.dumps({"site_fingerprint": site_fingerprint()}))
     return time.time() - started
+
+
+#: Written after each complete HTML build: the fingerprint of everything the pages are made from.
+SITE_STAMP = BUILD_DIR / "html" / ".stagewise-site.json"
+#: The code that writes the pages (besides Sphinx and the theme, pinned in requirements.lock).
+_SITE_CODE = ("sphinx", "core/book.py", "core/figure_pages.py", "core/power_page.py", "core/styles.py",
+              "core/styles", "core/restyle.py", "core/sidecar.py", "core/figures.py")
+
+
+def site_inputs() -> list[Path]:
+    """Every file the HTML is made from: configuration, table of contents, the book's own pages, static files and
+    bibliographies, the stored mutation matrices, each executed chapter (notebook, results, figures' sidecars and
+    data), the page-writing code and the lock file."""
+    root = PROJECT_ROOT
+    files = [root / "_config.yml", root / "_toc.yml", root / "requirements.lock"]
+    files += [p for p in (root / "book").rglob("*") if p.is_file() and "executed" not in p.parts
+              and "chapters" != p.parent.name and p.suffix != ".pyc"]
+    for chapter in all_chapters():
+        folder = EXECUTED_DIR / chapter.name
+        files += [folder / f"{chapter.name}.ipynb", folder / "results.json"]
+        files += sorted((folder / "figures").glob("*.json")) + sorted((folder / "figures").glob("*.npz"))
+    package = root / "src" / "stagewise"
+    for part in _SITE_CODE:
+        path = package / part
+        files += sorted(f for f in path.rglob("*") if f.is_file() and f.suffix != ".pyc") if path.is_dir() else [path]
+    return sorted(set(files))
+
+
+def site_fingerprint() -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    for path in site_inputs():
+        digest.update(str(path.relative_to(PROJECT_ROOT) if path.is_relative_to(PROJECT_ROOT) else path).encode())
+        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
+    return digest.hexdigest()
+
+
+def html_is_current() -> bool:
+    """True when the last HTML build completed and nothing it was made from has changed since."""
+    try:
+        stamp = json.loads(SITE_STAMP.read_text())
+    except (OSError, json.JSONDecodeError):
+        return False
+    return (BUILD_DIR / "html" / "index.html").is_file() and stamp.get("site_fingerprint") == site_fingerprint()
 
 
 def stage_site() -> list[str]:

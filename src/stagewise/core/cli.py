@@ -274,7 +274,11 @@ def _book_locked(args: argparse.Namespace, book, only) -> int:
     for name, checks in failed.items():
         print(f"stagewise: {name}: failed check(s): {', '.join(checks)}", file=sys.stderr)
     if not args.no_html:
-        print(f"html built in {book.render_html():.0f} s: {book.BUILD_DIR / 'html' / 'index.html'}")
+        if not stale and not args.force and book.html_is_current():
+            print(f"html up to date: nothing it is made from changed since the last build "
+                  f"({book.BUILD_DIR / 'html' / 'index.html'})")
+        else:
+            print(f"html built in {book.render_html():.0f} s: {book.BUILD_DIR / 'html' / 'index.html'}")
     return EXIT_CHECKS_FAILED if failed and args.strict else 0
 
 
