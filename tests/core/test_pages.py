@@ -143,16 +143,31 @@ def test_no_stray_cell_results_or_local_paths(built_book):
         assert not [s for s in local if s in text], page
 
 
-def test_pdf_of_the_book(built_book, tmp_path):
-    """`stagewise pdf` prints the book offline; its first pages are not blank; checks and references inside."""
+@pytest.fixture(scope="module")
+def book_pdf(built_book, tmp_path_factory):
     _need_chromium()
-    out = tmp_path / "book.pdf"
+    out = tmp_path_factory.mktemp("pdf") / "book.pdf"
     done = subprocess.run([STAGEWISE, "pdf", "--out", str(out)], capture_output=True, text=True, cwd=ROOT,
                           timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
-    import pypdfium2
     from pypdf import PdfReader
-    reader = PdfReader(out)
+    return out, PdfReader(out)
+
+
+def _destinations(reader) -> dict[str, int]:
+    pages = {}
+    for name, dest in reader.named_destinations.items():
+        try:
+            pages[str(name).lstrip("/")] = reader.get_destination_page_number(dest) + 1
+        except Exception:  # noqa: BLE001 - unresolvable destinations are counted by the tests below
+            continue
+    return pages
+
+
+def test_pdf_of_the_book(book_pdf):
+    """`stagewise pdf` prints the book offline; its first pages are not blank; checks and references inside."""
+    import pypdfium2
+    out, reader = book_pdf
     text = "".join(page.extract_text() or "" for page in reader.pages)
     assert len(reader.pages) > 40
     assert re.search(r"would\s+catch", text) and "Theorem" in text and "Bibliography" in text
@@ -163,3 +178,55 @@ def test_pdf_of_the_book(built_book, tmp_path):
         low, high = image.getextrema()
         assert high - low > 100, f"page {index + 1} is blank"
         image.save(SCREENSHOTS / f"pdf-page-{index + 1}.png")
+
+
+def test_the_pdf_is_a_book(book_pdf):
+    """Title page with version and commit; metadata; an outline whose chapters are the table of contents' (in
+    order, at the pages the contents give); page numbers in the footer; running chapter titles."""
+    from stagewise import __version__
+    _, reader = book_pdf
+    meta = reader.metadata
+    assert meta.title == "Learning in Stages" and meta.author and __version__ in meta.subject and meta["/Keywords"]
+    assert meta.creation_date is not None and "pypdf" != (meta.producer or "pypdf")[:5]
+    title_page = reader.pages[0].extract_text()
+    assert "Learning in Stages" in title_page and f"Version {__version__}" in title_page and "commit" in title_page
+    outline = [(item.title, reader.get_destination_page_number(item) + 1) for item in reader.outline
+               if not isinstance(item, list)]
+    numbered = re.compile(r"^\d+\.\s+")                 # the outline shows the chapters' numbers
+    assert [numbered.sub("", t) for t, _ in outline if t != "Contents"] == _toc_headings()
+    contents = " ".join(reader.pages[i].extract_text() for i in range(1, 4))
+    for title, page in outline[1:]:             # the contents give each chapter's page, and it is the outline's
+        assert re.search(re.escape(title.split(" ")[-1]) + r"[\s.]*" + str(page) + r"\b", contents), (title, page)
+    chapter_title, chapter_page = outline[2]
+    later = reader.pages[chapter_page + 1].extract_text()            # a page inside the first chapter
+    assert chapter_title in later and str(chapter_page + 2) in later.split()    # running title, page number
+
+
+def _toc_headings() -> list[str]:
+    """Each page's first heading, in reading order, as the built HTML shows it."""
+    found = []
+    for path in browser.reading_order(ROOT):
+        match = re.search(r"<h1>(.*?)</h1>", (HTML / path).read_text(), re.S)
+        found.append(re.sub(r"\s+", " ", re.sub(r"<[^>]+>|#", "", match.group(1))).strip())
+    return found
+
+
+def test_internal_links_of_the_pdf_jump_inside_it(book_pdf):
+    """The contents, cross-references, figure references and citations are links to places in the PDF (named
+    destinations) that exist: a sample from the contents and from every chapter."""
+    _, reader = book_pdf
+    destinations = _destinations(reader)
+    links = []
+    for number, page in enumerate(reader.pages, start=1):
+        for annot in page.get("/Annots") or []:
+            annot = annot.get_object()
+            if annot.get("/Subtype") == "/Link" and annot.get("/Dest") is not None:
+                links.append((number, str(annot["/Dest"]).lstrip("/")))
+    assert len(links) > 200
+    unresolved = [(n, d) for n, d in links if d not in destinations]
+    assert not unresolved, unresolved[:10]
+    kinds = {"bibliography": any("bibliography" in d for _, d in links),
+             "figure": any("--fig-" in d for _, d in links), "theorem": any("--thm-" in d for _, d in links)}
+    assert all(kinds.values()), kinds
+    toc = [(n, d) for n, d in links if n <= 3 and d.startswith("p-chapters-") and "--" not in d]
+    assert toc and all(destinations[d] > n for n, d in toc)

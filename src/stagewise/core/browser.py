@@ -3,7 +3,7 @@
 :func:`audit` opens a page as a reader would (served over HTTP from ``_build/html``, no network) and
 reports what a reader would see go wrong: raw TeX, images that did not load, console errors, failed
 requests, broken internal links, a checks table with a failure, error output, code wider than its column.
-:func:`print_pdf` prints the pages in reading order into one PDF. Both are used by ``stagewise pdf`` and by
+:mod:`stagewise.core.pdf_book` prints them into one PDF. Both are used by ``stagewise pdf`` and by
 ``tests/core/test_pages.py``.
 """
 from __future__ import annotations
@@ -11,12 +11,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import io
 import os
 import re
 import shutil
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -207,39 +205,3 @@ def _broken_links(links: list[str], base_url: str, html_dir: Path) -> list[str]:
         elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in _ids(target):
             broken.append(link)
     return broken
-
-
-def print_pdf(html_dir: Path, pages: list[str], out: Path) -> int:
-    """Print ``pages`` (reading order) with Chromium into one PDF at ``out``; returns its page count."""
-    from pypdf import PdfWriter
-    parts = []
-    with serve(html_dir) as base_url, chromium() as browser:
-        context = browser.new_context()
-        for path in pages:
-            page = context.new_page()
-            _open(page, base_url + path)
-            page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = false)")
-            parts.append(page.pdf(format="A4", print_background=True, outline=True,
-                                  margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"}))
-            page.close()
-    writer = PdfWriter()
-    for blob in parts:
-        writer.append(io.BytesIO(blob))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")
-    with open(tmp, "wb") as handle:
-        writer.write(handle)
-    os.replace(tmp, out)
-    return len(writer.pages)
-
-
-def print_book(root: Path, out: Path | None = None) -> str:
-    """``stagewise pdf``: the built book of ``root`` into ``out`` (default ``_build/pdf/learning-in-stages.pdf``);
-    returns a one-line summary. :class:`FileNotFoundError` if the book is not built."""
-    html = root / "_build" / "html"
-    if not (html / "index.html").is_file():
-        raise FileNotFoundError(f"no built book in {html}: run `stagewise book` (or `make book`) first")
-    out = out or root / "_build" / "pdf" / "learning-in-stages.pdf"
-    started = time.time()
-    pages = print_pdf(html, reading_order(root), out)
-    return f"{out} ({pages} pages, {time.time() - started:.0f} s)"

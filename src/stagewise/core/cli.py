@@ -303,9 +303,9 @@ def _clean(args: argparse.Namespace) -> int:
 
 
 def _pdf(args) -> int:
-    from stagewise.core import browser
+    from stagewise.core import browser, pdf_book
     try:
-        print(f"stagewise: {browser.print_book(PROJECT_ROOT, args.out)}")
+        print(f"stagewise: {pdf_book.print_book(PROJECT_ROOT, args.out)}")
     except (browser.BrowserMissing, FileNotFoundError) as err:
         raise UsageError(str(err)) from None
     return 0
