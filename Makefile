@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup book pdf publish lint-workflows test test-fast atlas atlas-ci power power-ci contract bench bench-book clean
+.PHONY: setup book pdf publish lint-workflows test test-fast test-nbmake atlas atlas-ci power power-ci contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -44,7 +44,10 @@ test: setup  ## the whole test suite, including executing every chapter and buil
 	$(BIN)/python -m pytest
 
 test-fast: setup  ## unit and command-line tests only (no chapter execution)
-	$(BIN)/python -m pytest -m "not book and not atlas and not power"
+	$(BIN)/python -m pytest -m "not book and not atlas and not power and not nbmake"
+
+test-nbmake: setup  ## every chapter as a notebook under pytest --nbmake (jupytext, papermill --prepare-only), both cores
+	$(BIN)/python -m pytest -m nbmake tests/core/test_nbmake.py
 
 atlas: setup  ## every chapter at every parameter set of tests/atlas/<chapter>.yaml (Dask, both cores); runs/atlas
 	$(BIN)/stagewise atlas

@@ -1,0 +1,38 @@
+"""The nbmake source lane: every chapter's notebook as a reader runs it (jupytext, papermill --prepare-only with the
+lane's parameters, pytest --nbmake on both cores), and controls that the lane itself catches a failure: an
+exception in a cell, a kernel that dies outside any Python exception, a failed check."""
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURE_CHAPTERS
+from stagewise.core import lanes
+from stagewise.core.registry import all_chapters
+
+pytestmark = pytest.mark.nbmake
+SMOKE = FIXTURE_CHAPTERS / "smoke-test.md"
+DIES = Path(__file__).resolve().parents[1] / "nbmake" / "failing-outside-a-cell.md"
+
+
+def test_every_chapter_runs_as_a_notebook_and_passes_its_checks():
+    parameters = lanes.lane_parameters()
+    assert set(parameters) == {c.name for c in all_chapters()}
+    notebooks = lanes.prepare(parameters, {c.name: c.source for c in all_chapters()})
+    done = lanes.run(notebooks)
+    assert done.returncode == 0, done.stdout[-4000:]
+    for notebook in notebooks:                             # the injected parameters reached the run
+        results = json.loads((notebook.parent / "results.json").read_text())
+        assert results["parameters"]["seed"] == parameters[notebook.stem]["seed"], notebook.stem
+
+
+def test_the_lane_fails_on_an_error_in_a_cell_a_dead_kernel_and_a_failed_check(fixture_chapters, tmp_path):
+    notebooks = lanes.prepare({"passes": {"steps": 5}, "raises": {"fail_at_step": 2},
+                               "check-fails": {"break_check": True}, "kernel-dies": {}},
+                              {"passes": SMOKE, "raises": SMOKE, "check-fails": SMOKE, "kernel-dies": DIES}, tmp_path)
+    done = lanes.run(notebooks, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout[-3000:]
+    summary = done.stdout[done.stdout.rfind("short test summary"):]
+    for name in ("raises", "check-fails", "kernel-dies"):
+        assert f"FAILED {name}/{name}.ipynb" in summary, (name, summary)
+    assert "FAILED passes/" not in summary and "1 passed" in summary
