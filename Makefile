@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup book pdf publish lint-workflows test test-fast test-nbmake atlas atlas-ci power power-ci contract bench bench-book clean
+.PHONY: setup book pdf publish lint-workflows test test-fast test-nbmake test-downloads atlas atlas-ci power power-ci contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -48,6 +48,9 @@ test-fast: setup  ## unit and command-line tests only (no chapter execution)
 
 test-nbmake: setup  ## every chapter as a notebook under pytest --nbmake (jupytext, papermill --prepare-only), both cores
 	$(BIN)/python -m pytest -m nbmake tests/core/test_nbmake.py
+
+test-downloads: book  ## each chapter as a reader downloads it (served notebook, MyST source), run against the wheel
+	$(BIN)/python -m stagewise.core.downloads
 
 atlas: setup  ## every chapter at every parameter set of tests/atlas/<chapter>.yaml (Dask, both cores); runs/atlas
 	$(BIN)/stagewise atlas

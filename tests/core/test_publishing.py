@@ -79,3 +79,14 @@ def test_make_publish_commits_the_built_book_to_gh_pages_and_pushes_it(tmp_path)
     message = _git("log", "-1", "--format=%s", "gh-pages", cwd=remote)
     assert _git("rev-parse", "--short", "HEAD", cwd=clone).strip() in message
     assert not (clone / "learning-in-stages.pdf").exists()           # nothing written outside _build
+
+
+def test_the_wheel_lists_every_package_and_carries_the_chapter_sources():
+    """pyproject.toml lists the packages explicitly (the chapters' sources join them as stagewise._chapters): a
+    new subpackage missing from the list would be missing from every wheel."""
+    import tomllib
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {".".join(p.parent.relative_to(ROOT / "src").parts) for p in (ROOT / "src").rglob("__init__.py")}
+    assert set(config["packages"]) == found | {"stagewise._chapters"}
+    assert config["package-dir"]["stagewise._chapters"] == "book/chapters"
+    assert "*.md" in config["package-data"]["stagewise._chapters"]

@@ -67,7 +67,7 @@ def code_fingerprint(chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
 #: Modules of core/ that a chapter's kernel never imports (the command line, the book build, sweeps, the appendix
 #: page); ``tests/core/test_power.py`` checks it. They do not change what a chapter computes.
 OUTSIDE_THE_KERNEL = frozenset({"cli.py", "cli_sweep.py", "book.py", "browser.py", "power_page.py", "atlas.py",
-                                "sweep.py", "collect.py", "grid.py", "restyle.py", "figure_pages.py", "pdf_book.py"})
+                                "sweep.py", "collect.py", "grid.py", "restyle.py", "figure_pages.py", "pdf_book.py", "lanes.py", "downloads.py"})
 
 
 def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path = PROJECT_ROOT) -> str:

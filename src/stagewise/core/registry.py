@@ -14,6 +14,9 @@ from stagewise.core.parameters import Parameter, parse_parameters_cell
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 CHAPTERS_DIR = PROJECT_ROOT / "book" / "chapters"
+#: The same sources inside an installed wheel (``stagewise/_chapters``, see pyproject.toml): a notebook downloaded
+#: from the book, run against a non-editable install, finds its chapter's parameters there.
+PACKAGED_CHAPTERS = Path(__file__).resolve().parents[1] / "_chapters"
 # Book order; a chapter file not listed here comes after these, alphabetically.
 CHAPTER_ORDER = ("conservation-laws", "diagonal-incremental", "transformer-rank",
                  "relu-orthogonal", "linear-riccati", "escape-speed")
@@ -90,7 +93,8 @@ EXTRA_CHAPTERS_ENV = "STAGEWISE_EXTRA_CHAPTERS"
 
 def _search_dirs() -> list[Path]:
     extra = os.environ.get(EXTRA_CHAPTERS_ENV, "")
-    return [CHAPTERS_DIR] + [Path(p) for p in extra.split(os.pathsep) if p]
+    own = CHAPTERS_DIR if CHAPTERS_DIR.is_dir() else PACKAGED_CHAPTERS
+    return [own] + [Path(p) for p in extra.split(os.pathsep) if p]
 
 
 def all_chapters() -> list[Chapter]:
