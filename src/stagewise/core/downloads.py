@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -37,9 +38,10 @@ def build_environment(where: Path) -> Path:
     wheel = next(dist.glob("stagewise-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True)
     pip = [str(where / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}   # nothing of this checkout
     subprocess.run(pip + ["-r", str(PROJECT_ROOT / "requirements.txt"), "-c", str(PROJECT_ROOT / "requirements.lock")],
-                   check=True)
-    subprocess.run(pip + ["--no-deps", str(wheel)], check=True)
+                   check=True, env=clean)
+    subprocess.run(pip + ["--no-deps", str(wheel)], check=True, env=clean)
     return where / "venv" / "bin"
 
 
