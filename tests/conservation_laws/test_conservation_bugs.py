@@ -48,3 +48,25 @@ def test_deep_linear_invariant_is_the_full_matrix():
     full = problems.families["deep_relu"].invariant(p).reshape(1, 2, 3, 3)
     right = experiments.FAMILIES["deep_relu"].invariant(p).reshape(1, 2, 3)
     assert torch.allclose(torch.diagonal(full, dim1=-2, dim2=-1), right)
+
+
+def test_gamma_and_boundary_bugs():
+    """The I_gamma slips leave P P^T = I_d or the scale 2 gamma; the balance and run-length slips change what the
+    boundary neuron is given."""
+    start, P = experiments.orthogonal_start(2, 4, 8, 2, 0.5, torch.Generator().manual_seed(0))
+    eye = torch.eye(4, dtype=P.dtype)
+    assert torch.allclose(P @ P.transpose(-1, -2), eye.expand(2, 4, 4), atol=1e-14)
+    (W1, _), Pg = bugs.gaussian_p_init(2, 4, 8, 2, 0.5, torch.Generator().manual_seed(0),
+                                      original=experiments.orthogonal_start)
+    assert (Pg @ Pg.transpose(-1, -2) - eye).abs().max() > 0.05 and torch.equal(W1, Pg)   # sqrt(2 gamma) = 1
+    (W1s, _), _ = bugs.sqrt_gamma_init(2, 4, 8, 2, 0.5, torch.Generator().manual_seed(0),
+                                       original=experiments.orthogonal_start)
+    assert torch.allclose(W1s, start[0] / 2**0.5)
+    assert bugs.chapter_width_for_gamma(8, 12, original=experiments.gamma_width) == 8 < 12
+    W = torch.full((1, 1, 4), 0.25, dtype=torch.float64)                                  # ||w|| = 1/2
+    signs = torch.ones(1, 1, dtype=torch.float64)
+    assert float(bugs.squared_norm_balance(W, signs, original=experiments.balanced_output)) == 0.25
+    assert float(experiments.balanced_output(W, signs)) == 0.5
+    _, data, _ = small_problem("relu")
+    assert bugs.boundary_time_without_n(data, original=experiments.boundary_time) * data.X.shape[0] == \
+        experiments.boundary_time(data)

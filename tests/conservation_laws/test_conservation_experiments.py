@@ -35,25 +35,63 @@ def test_flow_experiment(problems):
     assert len(flow.trajectories["relu"].states) == len(flow.trajectories["relu"].times)
 
 
-def test_sign_and_orthogonal_init_experiments(problems):
-    """Corollary ``prf:thm-conservation-laws-relu`` (signs kept for |a| >= ||w||, the control neuron
-    flips) and Corollary ``prf:thm-conservation-laws-linear`` from I_gamma (2 gamma P^T P kept)."""
+def test_sign_experiment_and_boundary_pair(problems):
+    """Corollary ``prf:thm-conservation-laws-relu``: signs kept for |a| >= ||w||; the balanced boundary neuron
+    comes within the hyperbola's bound of zero and keeps its sign, the same neuron at 0.99 of it crosses."""
     flow = experiments.flow_experiment(problems, ["relu"], 2.0, 1e-8)
     signs = experiments.sign_experiment(problems, flow, 2.0, 1e-6)
-    assert signs.flips == 0 and signs.balanced_flips == 0
-    assert signs.margin > 1e-3                # |a_j| stays bounded away from zero, not just positive
-    ortho = experiments.orthogonal_init_experiment(problems, 0.125, 2.0, 1e-9, torch.Generator().manual_seed(4))
-    assert ortho.scale >= 0.25 * (1 - 1e-12) and ortho.error < 1e-7          # the magnitude along the flow, 2 gamma at t = 0
-    # the same error recomputed from the stored start agrees; with W2's gradient halved it leaves 2 gamma P^T P
-    assert experiments.orthogonal_error(problems, ortho, 2.0, 1e-9) < 1e-7
-    assert experiments.orthogonal_error(problems, ortho, 0.2, 1e-9, gradient_scale=[1.0, 0.5]) > 1e3 * ortho.error
+    assert signs.flips == 0 and signs.margin > 1e-3            # |a_j| stays bounded away from zero, not just positive
+    assert signs.gaussian_balanced > 0.05                      # the Gaussian balanced neurons stay far from zero ...
+    assert 1e-5 < signs.boundary <= signs.boundary_bound < 0.01  # ... the boundary neuron comes close
+    assert signs.balanced_margin == min(signs.gaussian_balanced, signs.boundary)
+    assert 1e-5 <= signs.solver_error < 1e-3                   # 10 (rtol + rtol / 100 / min ||w_j||), rtol = 1e-6
+    assert experiments.boundary_margin(problems, 1e-6, ratio=experiments.BOUNDARY_CONTROL) < -0.1
 
 
-def test_sign_controls_flip(problems):
-    """The controls of the sign rows: outside the hypothesis (|a(0)| = 0.2 ||w(0)||, against the drift) the
-    output weights do change sign."""
-    assert experiments.control_neuron_flips(problems, 2.0, 1e-6) == 1
-    assert experiments.against_drift_flips(problems, 2.0, 1e-6) >= 1
+def test_boundary_neuron_is_inactive_elsewhere(problems):
+    """The tilt makes the boundary neuron's pre-activations on the other inputs negative by a margin (not by
+    rounding), and the bound is the hyperbola's: tilt cosh(acosh(1 / tilt) - 2 asinh(0.99 / sqrt(1 - 0.99^2)))."""
+    data = problems.data["relu"]
+    w, tilt = experiments.boundary_neuron(data, 0.5)
+    z = data.X @ w[0, 0]
+    i = int(data.Y[:, 0].abs().argmax())
+    others = torch.cat([z[:i], z[i + 1:]])
+    assert tilt == experiments.BOUNDARY_TILT and z[i] > 0 and (others < -1e-5).all()
+    assert float(w.norm()) == pytest.approx(0.5, rel=1e-12)
+    angle = 2 * np.arcsinh(0.99 / np.sqrt(1 - 0.99**2))
+    assert experiments.boundary_bound(tilt) == pytest.approx(tilt * np.cosh(np.arccosh(1 / tilt) - angle))
+    # one input (d > 1): tilted orthogonally to it; one dimension: no tilt
+    one = experiments.Data(data.X[:1], data.Y[:1])
+    w1, tilt1 = experiments.boundary_neuron(one, 1.0)
+    assert tilt1 == experiments.BOUNDARY_TILT and float((one.X[0] @ w1[0, 0]) / one.X[0].norm()) == pytest.approx(
+        np.sqrt(1 - tilt1**2))
+    line = experiments.Data(torch.ones(1, 1, dtype=torch.float64), torch.ones(1, 1, dtype=torch.float64))
+    assert experiments.boundary_neuron(line, 1.0)[1] == 0.0
+
+
+def test_orthogonal_init_experiment(problems):
+    """Corollary ``prf:thm-conservation-laws-linear`` from I_gamma (Varre et al., Lemmas 3.1 and 3.2): at width
+    >= d, Z1^T Z1 - Z2 Z2^T = 2 gamma I_d and the weights stay in the row space of P; gradient descent breaks it."""
+    d = problems.data["linear"].X.shape[1]
+    width = experiments.gamma_width(4, d)
+    assert width == 2 * d and experiments.gamma_width(3 * d, d) == 3 * d
+    ortho = experiments.orthogonal_init_experiment(problems, 0.125, width, 2.0, 1e-9, torch.Generator().manual_seed(4))
+    assert ortho.P.shape == (2, d, width) and ortho.orthonormality < 1e-14
+    assert ortho.scale >= 0.25 * (1 - 1e-12) and ortho.error < 1e-7 and ortho.outside < 1e-12
+    assert experiments.orthogonal_descent_error(problems, ortho, [0.04, 0.02], 2.0) > 1e3 * ortho.error
+    # below the input dimension no P has P P^T = I_d: the lemma fails at t = 0 (P P^T is a projection of rank l)
+    narrow = experiments.orthogonal_init_experiment(problems, 0.125, d - 2, 2.0, 1e-9, torch.Generator().manual_seed(4))
+    assert narrow.orthonormality > 0.1 and narrow.error > 0.1 * 0.25
+
+
+def test_reduced_invariant_is_the_projected_linear_invariant(problems):
+    """Z1^T Z1 - Z2 Z2^T = P (W1^T W1 - W2 W2^T) P^T for any weights (Lemma 3.2 from the linear law)."""
+    g = torch.Generator().manual_seed(7)
+    (W1, W2), P = experiments.orthogonal_start(2, 6, 12, 2, 0.3, g)
+    W1, W2 = W1 + torch.randn(W1.shape, generator=g, dtype=W1.dtype), torch.randn(W2.shape, generator=g, dtype=W2.dtype)
+    gram = W1.transpose(-1, -2) @ W1 - W2 @ W2.transpose(-1, -2)
+    expected = (P @ gram @ P.transpose(-1, -2)).flatten(1)
+    assert torch.allclose(experiments.reduced_invariant([W1, W2], P), expected, atol=1e-12)
 
 
 def test_broken_flow_drifts(problems):

@@ -103,3 +103,26 @@ def test_the_modules_left_out_of_a_chapters_fingerprint_never_run_in_its_kernel(
                                 cwd=ROOT).stdout.split())
     assert "stagewise.core.session" in loaded and "stagewise.core.checks" in loaded
     assert not {f"stagewise.core.{name[:-3]}" for name in OUTSIDE_THE_KERNEL} & loaded
+
+
+def test_a_restamp_sees_code_and_front_matter_but_not_prose():
+    """`stagewise power --restamp` marks a matrix current after a prose-only change: what it compares is the
+    chapter's front matter and code cells (the control: a changed code cell, a changed front matter)."""
+    from stagewise.core.cli_sweep import _code_of
+    source = (ROOT / "book" / "chapters" / "linear-riccati.md").read_text()
+    prose = source.replace("Corollary 3.1", "Cor. 3.1 (renamed in the prose)", 1)
+    code = source.replace("run.value(", "run.value (", 1)
+    front = source.replace("expected_seconds:", "expected_seconds: 1 #", 1)
+    assert prose != source and _code_of(prose) == _code_of(source)
+    assert _code_of(code) != _code_of(source) and _code_of(front) != _code_of(source)
+
+
+def test_a_restamp_refuses_a_matrix_that_code_changes_made_stale(tmp_path, monkeypatch):
+    from stagewise.core import power
+    from stagewise.core.cli_sweep import UsageError, restamp
+    stored = json.loads(power.stored_path("linear-riccati").read_text())
+    stored["fingerprint"] = "0" * 64                   # a matrix of some other code
+    monkeypatch.setenv(power.POWER_DIR_ENV, str(tmp_path))
+    power.store(stored)
+    with pytest.raises(UsageError, match="not that of HEAD's code"):
+        restamp("linear-riccati")

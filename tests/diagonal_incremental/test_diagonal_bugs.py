@@ -53,3 +53,14 @@ def test_thresholds_and_plateau_counter_bugs():
     stair = np.where(tau < 1, 1.0, np.where(tau < 2, 0.5, 0.05))
     assert staircase.count_plateaus(tau, stair) == 3
     assert bugs.count_plateaus_absolute(tau, stair * np.where(tau < 1, 1.0, 0.2)) < 3   # small late drops missed
+
+
+def test_race_memoryless_and_conservation_same_steps():
+    gamma, b = np.array([0.5, -0.25]), np.array([0.2, 1.5])
+    assert np.allclose(_bound("race-memoryless")(gamma, b, np.zeros(0, int), 0.0),
+                       algorithm.time_until_active(gamma, np.ones(2), np.zeros(0, int), 0.0))
+    model = LinearDiagonal(torch.eye(2, dtype=torch.float64), torch.tensor([1.0, -0.5], dtype=torch.float64))
+    u0, v0 = np.array([0.8, 0.3]), np.array([-0.2, 0.5])
+    wrong = _bound("conservation-same-steps")(model, u0, v0, [0.04, 0.02, 0.01], 2.0, alpha=0.1)
+    same = descent.conservation_study(model, u0, v0, [0.04, 0.02, 0.01], 2.0, alpha=0.1, same_steps=True)
+    assert np.allclose(wrong.drift, same.drift)

@@ -36,25 +36,35 @@ def test_width_trend_leaves_out_forced_widths_and_rejects_flat_or_falling():
     widths, n = [1, 2, 4, 8, 16, 32], [24] * 6
     # the falling curve that the old robust form passed because the zeros at widths 1 and 2 carried it
     falling = example1.width_trend(widths, [0, 0, 22, 7, 2, 1], n)
-    assert falling.low == [4, 8] and falling.high == [16, 32]
-    assert falling.effect < 0 and not example1.trend_shown(falling.value)
+    assert falling.widths == [4, 8, 16, 32]
+    assert falling.slope < 0 and not example1.trend_shown(falling.value)
     assert example1.grows_with_width(widths, np.array([0, 0, 0.9, 0.3, 0.1, 0.05]))   # the old test passed it
     flat = example1.width_trend(widths, [0, 0, 11, 12, 11, 12], n)
     assert not example1.trend_shown(flat.value)
+    # a saturated step: forced zeros, then flat; the old test passed it, the trend over informative widths does not
+    step = example1.width_trend(widths, [0, 0, 12, 12, 12, 12], n)
+    assert example1.grows_with_width(widths, np.array([0, 0, 0.5, 0.5, 0.5, 0.5]))
+    assert step.slope == pytest.approx(0.0, abs=1e-12) and not example1.trend_shown(step.value)
     growing = example1.width_trend(widths, [0, 0, 1, 8, 10, 13], n)
     assert example1.trend_shown(growing.value) and growing.lo > 0
+    # the interval excludes 0 exactly when the one-sided Cochran-Armitage test rejects at 2.5 %
+    assert (growing.lo > 0) == (growing.z > example1.Z95)
     assert example1.width_trend([1, 2, 4], [0, 0, 3], [24] * 3) is None     # one informative width: no trend
-    odd = example1.width_trend([4, 8, 16], [1, 5, 9], [10] * 3)
-    assert odd.low == [4] and odd.high == [16]                               # the middle width is left out
+    beyond = example1.width_trend(widths, [0, 0, 0, 7, 8, 7], [16] * 6, min_width=8)
+    assert beyond.widths == [8, 16, 32] and not example1.trend_shown(beyond.value)   # the GD curve: a step, then flat
+    none = example1.width_trend(widths, [0] * 6, n)
+    assert none.value == [0.0, 0.0, 0.0] and not example1.trend_shown(none.value)
     assert not example1.trend_shown([math.nan, math.nan, math.nan])
+    assert "4: 1/24" in example1.widths_text(growing) and "per doubling" in example1.trend_text(growing)
 
 
-def test_width_axis_lost_shows_no_trend():
+def test_saturated_step_control_keeps_forced_widths():
     X, G = problems.example1_data()
     value = example1.ascent_trend(X, G, [1, 4, 8], 6, 100, 0.1, 1e-3, gen(1), actual_width=8)
     assert len(value) == 3 and value[1] <= value[0] <= value[2]
-    sw = example1.ascent_width_sweep(X, G, [1, 8], 4, 50, 0.1, 1e-3, gen(2), actual_width=8)
-    assert sw.runs[1].Ws[0].shape[1] == 8                                    # the label no longer sets the width
+    sw = example1.ascent_width_sweep(X, G, [1, 4, 8], 4, 50, 0.1, 1e-3, gen(2), actual_width=8)
+    assert sw.runs[4].Ws[0].shape[1] == 8                                    # an informative label no longer sets the width
+    assert int((sw.runs[1].Ws[0].abs().sum(dim=2) > 0).sum(dim=1).max()) == 1   # width 1 keeps its own width
 
 
 def test_rank_one_gaps_and_controls():
@@ -127,8 +137,8 @@ def test_prop33_position_and_ratio():
     rows = low_rank.prop33_study((0.03,), (3,), 6, 4, 300, 0.1, 1e-4, gen(11))
     assert low_rank.prop33_position(rows) <= 1.0 + 1e-12
     assert low_rank.prop33_position(rows, noise_power=2.0) == pytest.approx(low_rank.prop33_position(rows) / 0.03)
-    assert low_rank.prop33_ratio(rows, 0.03) == pytest.approx(max(rows[0].net, rows[0].x))
-    assert low_rank.prop33_ratio(rows, 0.03, trained=False) == pytest.approx(max(rows[0].net_untrained, rows[0].x))
+    assert low_rank.prop33_ratio(rows, 0.03) == pytest.approx(rows[0].net)             # the network, not the input
+    assert low_rank.prop33_ratio(rows, 0.03, trained=False) == pytest.approx(rows[0].net_untrained)
 
 
 def test_bug_catalogue_is_valid():
@@ -139,3 +149,41 @@ def test_bug_catalogue_is_valid():
         assert b.category in power.CATEGORIES and len(b.doc) >= 40
     X, G = bugs.circle_with_endpoint(8)
     assert torch.allclose(X[:, 0], X[:, -1])                                # first and last points coincide
+
+
+def test_restart_ranks_nontrivial_optima_and_short_control():
+    """Theorem 3.1 on random restarts: Example 1's restarts that reach 1/2 have a rank-two first layer and rank-one
+    deep layers; the control (a restart stopped >= 1e-2 short) is measured on the same scale; one layer too early the
+    representation row sees the ReLU the optimum uses."""
+    data = {"Example 1": problems.example1_data()}
+    st = low_rank.restart_ranks(data, ["Example 1"], [3, 4], 8, 32, 1500, 0.1, 1e-4, gen(3), known={"Example 1": 0.5})
+    rows = st.nontrivial()
+    assert rows and all(r[6] > 0.4 for r in rows)                           # first layer rank two: not a chain
+    assert low_rank.nontrivial_rank(st, "W") <= 1e-2
+    if any(r[1] >= 4 for r in rows):
+        assert low_rank.nontrivial_rank(st, "Z") <= 1e-2 < low_rank.nontrivial_rank(st, "Z", 2)
+    c = st.short_restart()
+    if c is not None:
+        assert c[2] <= c[3] * (1 - 1e-2) and c[0] == "Example 1"
+        assert math.isfinite(low_rank.short_restart_rank(st, "W"))
+    assert "Example 1: L=3" in low_rank.restart_table(st)
+
+
+def test_neuron_critical_points_are_consistent():
+    X, Y = problems.interior_teacher(20, 5, gen(21))
+    pts = closed_forms.neuron_critical_points(X, -Y, gen(22), samples=4000)
+    s2 = float(network.speed(closed_forms.single_neuron_escape(X, -Y, 2, 1, gen(23))[0], X, -Y)[0])
+    assert pts and abs(pts[0][0] / s2 - 1) < 1e-6                           # the fastest is the optimum
+    for s, w, a in pts:                                                     # each a KKT point: w = c_A / |c_A|
+        act = (w @ X > 0).to(X.dtype)
+        c = -a * (X @ (-Y[0] * act))
+        assert torch.allclose(c / c.norm(), w, atol=1e-12) and s > 0
+    chain, s_other = closed_forms.other_escape_chain(X, -Y, 3, 4, gen(22), samples=4000)
+    assert (chain is None) == (len(pts) < 2)
+
+
+def test_large_init_control_is_not_low_rank():
+    from stagewise.escape_speed import digits
+    X, Y = digits.image_data("digits", 200, gen(31))
+    r = digits.large_init_ratio(X, Y, 4, 16, 0.9 * math.log(10), 500, 0.01, 1.0, gen(32))
+    assert 0.3 < r <= 1.0

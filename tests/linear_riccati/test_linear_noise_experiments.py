@@ -1,6 +1,7 @@
 """Section 4 experiments (stagewise.linear_riccati.noise_experiments): label-noise GD (Fig. 1b) and the
 pure-noise SDE of Proposition 4.1 (thm-linear-riccati-noise)."""
 import numpy as np
+import pytest
 import torch
 
 from stagewise.linear_riccati import noise_experiments
@@ -45,3 +46,14 @@ def test_median_drop_interval_over_paths():
     assert noise_experiments.drop_low(sde, "comm", coupled=False) < 2 and noise_experiments.drop_low(sde, "ratio") > 10
     ratio_u, comm_u = noise_experiments.uncoupled_paths(2, 60, sde.t, 4)
     assert ratio_u.shape == comm_u.shape == (len(sde.t), 60)
+
+
+def test_half_variance_control_and_bottom_at_step():
+    """The decay-rate rows' control (thm-linear-riccati-noise): label noise at delta/sqrt(2) decays at about half
+    the heuristic of delta; the bottom value at a step is read from the first record at or after it."""
+    gen = torch.Generator().manual_seed(0)
+    run = noise_experiments.label_noise_gd([0.0, 1.0], gamma=0.5, eta=0.05, steps=4000, generator=gen)
+    half = noise_experiments.half_variance_rate(run, 1.0, torch.Generator().manual_seed(1))
+    assert 0.3 < half < 0.6 and half < 0.75 * run.rates[0]
+    assert noise_experiments.bottom_at_step(run, 0, 1000) == pytest.approx(1.0, abs=1e-12)
+    assert noise_experiments.bottom_at_step(run, 1, 10 ** 9) == run.sv[-1, 1, 1:].max() / 1.0

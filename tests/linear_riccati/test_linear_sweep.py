@@ -154,3 +154,35 @@ def test_per_value_bound_when_values_trade_places():
     moved = formula.copy()
     moved[3] *= 1.1                                           # by more than twice the largest bound
     assert sweep.drift_bounds(run.Z1[0], run.inv[0], 10.0, moved, run.drift_floor[0]).max() > 1.0
+
+
+def test_per_gamma_relative_tolerances_see_the_small_end():
+    """Corollary 3.1 (thm-linear-riccati-cor) and Theorem 3.1(iii) (thm-linear-riccati-varopt) per gamma, relative:
+    the GD limit at eta/2 is within twice the first-order change (a third of the second-order change for the
+    objective) at every gamma, and the limit of I_{gamma/2} is rejected at every gamma, the smallest included,
+    where an absolute tolerance could not see it."""
+    gen = torch.Generator().manual_seed(5)
+    probs = [data.make_regression(3, 5, 2, gen)]
+    gammas = [1e-4, 1e-2, 1.0]
+    hz = sweep.horizon_from_data(probs, gammas, target=1e-10)
+    res = sweep.gamma_sweep(probs, gammas, 0.02, hz.T)
+    assert sweep.cor_relative_extreme(res) <= 1.0 < sweep.cor_relative_extreme(res, 0.5, "min")
+    assert sweep.gap_relative_extreme(res) <= 1.0 < sweep.gap_relative_extreme(res, 0.5, "min")
+    assert sweep.bottom_relative(res) < 1e-2 and sweep.cor_relative_tolerance(res) < 0.29
+    # the limit of I_{gamma/2} in the gamma objective: tiny at gamma = 1e-4, zero for gamma itself
+    assert abs(sweep.limit_gap(res.sigma_star[0], 1e-4, 5, 1.0)) < 1e-14
+    assert 0 < sweep.limit_gap(res.sigma_star[0], 1e-4, 5, 0.5) < 1e-3
+    # outside the first-order regime a run is left out (NaN), not judged
+    masked = sweep.gamma_sweep(probs, gammas, 0.02, hz.T, first_order=[True, True, False])
+    assert np.isnan(sweep.cor_relative(masked)[2]) and np.isnan(sweep.gap_relative(masked)[2])
+
+
+def test_short_horizon_control_of_the_gap_ratio():
+    """The objective-gap ratio's control: the same sweep stopped at T/16 measures unfinished training (ratio near
+    1), while the full horizon gives the second-order 4."""
+    gen = torch.Generator().manual_seed(5)
+    probs = [data.make_regression(3, 5, 2, gen)]
+    gammas = [1e-3, 1e-1]
+    hz = sweep.horizon_from_data(probs, gammas, target=1e-10)
+    assert 3.0 < sweep.gamma_sweep(probs, gammas, 0.02, hz.T).gap_ratio < 5.0
+    assert abs(sweep.short_horizon_ratio(probs, gammas, 0.02, hz.T, None, "gap") - 1) < 0.2

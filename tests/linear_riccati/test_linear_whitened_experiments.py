@@ -103,3 +103,9 @@ def test_early_phase_error_is_relative_and_sees_a_time_shift(white):
     for r in shifted.runs:
         r.modes = np.concatenate([r.modes[1:], r.modes[-1:]], axis=0)
     assert whitened_experiments.early_phase_error(shifted) > 100
+
+
+def test_remainder_tested_powers():
+    """Derived rate of thm-linear-riccati-jump: the O(gamma) term of the half-time remainder is above the check's
+    allowance at p = 2, 4, 8 and below the rounding of t_1/2 at p = 16, 32 (sigma_* = 3, 2, 1)."""
+    assert whitened_experiments.remainder_tested_powers([3.0, 2.0, 1.0], [2, 4, 8, 16, 32]) == [2, 4, 8]

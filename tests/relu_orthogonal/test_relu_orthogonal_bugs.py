@@ -29,3 +29,11 @@ def test_bugs_change_what_they_target():
     assert shifted.plateau_losses[1] == lp.plateau_losses[0] and shifted.plateau_losses[-1] > 0
     assert bugs.one_sign_min_norm(np.array([3.0, -4.0]), original=None) == 10.0
     assert staircase.algorithm1 is algorithm.algorithm1      # the target is the name the chapter's code looks up
+    W0 = np.array([[1.0, 1.0], [1.0, -1.0]])
+    yy, ss = np.array([1.0, -1.0]), np.array([1.0, 1.0])
+    assert not np.array_equal(bugs.mask_without_signs(W0, yy, ss, original=None), data.activation_mask(W0, yy, ss))
+    from stagewise.relu_orthogonal import implicit_bias
+    W, a, lazy = np.array([[1.0, 2.0]]), np.array([3.0]), np.array([0.0, 1.0, 2.0])
+    W0, a0 = np.array([[0.5, 1.0]]), np.array([1.0])
+    assert (bugs.theta_order_swapped(W, a, W0, a0, lazy, original=None)
+            != implicit_bias.lazy_distance(W, a, W0, a0, lazy))

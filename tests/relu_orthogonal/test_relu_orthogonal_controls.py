@@ -21,6 +21,22 @@ def test_frozen_prediction_keeps_whole_activation_sets():
     assert not algorithm.order_and_sets_match([0, 1], gd_sets, order, sets)
 
 
+def test_frozen_rates_and_jump_times_depart_only_after_the_first_jump():
+    """Control of the Figure 1 jump-time and exponent rows: every neuron keeps its initial rate. On the hand example
+    the first jump is predicted right; neuron 1 loses point 1 to neuron 0, so its rate drops and the frozen
+    hypothesis makes it jump too early and its exponent fall too fast after t_1."""
+    y, s, M = hand_example()
+    lp = algorithm.algorithm1(y, M, s)
+    times = algorithm.frozen_jump_times(lp).times
+    assert np.isclose(times[0], lp.times[0], rtol=1e-12)
+    assert times[1] < lp.times[1] - 0.1 * lp.times[0]
+    frozen = algorithm.frozen_rates(lp)
+    t_before, t_after = 0.5 * lp.times[:1], 0.5 * lp.times[:1] + 0.5 * lp.times[1:]
+    assert np.allclose(frozen.exponents(t_before), lp.exponents(t_before), rtol=1e-12, atol=1e-12)
+    assert frozen.exponents(t_after)[0, 1] < lp.exponents(t_after)[0, 1] - 0.01
+    assert list(frozen.neurons) == list(lp.neurons) and np.array_equal(frozen.times, lp.times)
+
+
 def test_ambiguous_order_and_offset_tolerance():
     """Two jumps may swap at a given lambda only when closer than tol/(L r) each; larger L resolves them."""
     y, s, M = hand_example()
@@ -70,20 +86,21 @@ def test_ties_only_for_discrete_labels():
 def test_validator_requires_a_lazy_width():
     """A missing width >= 256 is an input error (exit 2), not a vacuous pass of the He check."""
     base = {"sweep_log_inv_lambdas": [25, 50, 100], "bal_etas": [0.2, 0.1, 0.05]}
-    parameters.check_parameters({**base, "width_gd_widths": [16, 256]})
+    parameters.check_parameters({**base, "width_gd_widths": [16, 1024]})
     with pytest.raises(ParameterError, match="width_gd_widths"):
-        parameters.check_parameters({**base, "width_gd_widths": [16, 64]})
+        parameters.check_parameters({**base, "width_gd_widths": [16, 256]})
 
 
 def test_iff_and_its_controls_on_a_small_cover_experiment():
-    """The interpolation-iff-covered row holds at the end of the budgets and fails when the runs are read at the
-    last predicted jump; the uncovered plateau is met, and retraining with the uncovered points made reachable
-    fits them (error about 1)."""
+    """Def def-relu-orthogonal-mask with random output signs: the interpolation-iff-covered row holds and fails
+    against coverage by any active neuron; uncovered points meet wrong-signed active neurons, and the uncovered
+    plateau is met, while the signs-ignored plateau is not (distance 1)."""
     cover = assumption4.interpolation_iff_covered(12, 12)
     assert assumption4.interpolates_iff_covered(cover)
-    assert not assumption4.interpolates_iff_covered(cover, margin=False)
+    assert not assumption4.interpolates_iff_covered(cover, signs_ignored=True)
     assert cover.plateau_rel and assumption4.uncovered_plateau_error(cover) < 1e-6
-    assert assumption4.plateau_error_if_covered(cover) > 0.5
+    assert assumption4.wrong_sign_met(cover) > 0
+    assert assumption4.plateau_error_signs_ignored(cover) > 0.5
 
 
 def test_tie_count_recomputes_both_label_kinds():

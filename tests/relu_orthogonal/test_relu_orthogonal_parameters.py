@@ -29,12 +29,13 @@ def test_validator_messages():
 
 def test_fits_need_three_points():
     """Issue 21: no fit through fewer than 3 points. Two step sizes for the drift slope, or a Theorem 3 window
-    [2^8, 2^9], are rejected naming the parameter; too few draws to estimate the slope's noise too."""
+    whose top is below 2^14 (thm-relu-orthogonal-sqrtn's growth test), are rejected naming the parameter; too few
+    draws for the growth test's noise too."""
     assert _message({**GOOD, "bal_etas": [0.2, 0.1]}).startswith("parameter bal_etas")
-    msg = _message({**GOOD, "norm_log2n_max": 9, "norm_gd_log2n_max": 7})
-    assert msg.startswith("parameter norm_log2n_max") and "norm_log2n_max >= 10" in msg
-    assert _message({**GOOD, "norm_log2n_max": 10, "norm_seeds": 2}).startswith("parameter norm_seeds")
-    parameters.check_parameters({**GOOD, "norm_log2n_max": 10, "norm_seeds": 4})
+    msg = _message({**GOOD, "norm_log2n_max": 13, "norm_gd_log2n_max": 7})
+    assert msg.startswith("parameter norm_log2n_max") and "norm_log2n_max >= 14" in msg
+    assert _message({**GOOD, "norm_log2n_max": 14, "norm_seeds": 10}).startswith("parameter norm_seeds")
+    parameters.check_parameters({**GOOD, "norm_log2n_max": 14, "norm_seeds": 16})
 
 
 def test_draws_are_checked_before_the_run():

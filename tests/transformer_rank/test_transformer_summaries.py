@@ -160,3 +160,13 @@ def test_extraction_checks_on_trained_vit(runs):
     assert ex.error_swapped > 1e-2 and ex.output_error_swapped > 1e-2
     assert swapped_extraction_error(vit) == pytest.approx(ex.error_swapped)
     assert swapped_extraction_error(vit, output=True) == pytest.approx(ex.output_error_swapped)
+
+
+def test_scale_gap_counts_the_draw_noise():
+    """Claim (c): the threshold contains the draw-to-draw noise of a head mean measured from two draws at one scale
+    (2 x RMS of the per-head twin differences / sqrt(heads)); a gap smaller than that is not significant."""
+    small, large = torch.tensor([1.0, 1.1, 1.05, 1.2]), torch.tensor([1.2, 1.3, 1.25, 1.4])
+    draws = torch.tensor([0.3, -0.3, 0.3, -0.3])
+    assert scale_gap(small, large, 6.0, 64).significant                        # the heads alone: a clear gap
+    noisy = scale_gap(small, large, 6.0, 64, draws)
+    assert noisy.draw == pytest.approx(GROWTH_SE * 0.3 / 2) and not noisy.significant

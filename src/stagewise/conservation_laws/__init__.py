@@ -27,10 +27,12 @@ Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
 (Corollary: Diagonal networks)             ``one_step_law.diagonal_product_law``
 ``thm-conservation-laws-linear``           ``models.FAMILIES["linear"]``
 (Corollary: Two-layer linear networks)     (``W1^T W1 - W2 W2^T``),
-                                           ``experiments.orthogonal_init_experiment`` (``I_gamma``)
+                                           ``experiments.orthogonal_init_experiment`` (``I_gamma``,
+                                           Varre et al.'s reduced coordinates ``Z``: ``reduced_invariant``)
 ``thm-conservation-laws-relu``             ``models.FAMILIES["relu"]`` (``a_j^2 - ||w_j||^2``;
 (Corollary: Two-layer ReLU networks)       ``FAMILIES["tanh"]`` is the non-homogeneous counterexample),
-                                           ``experiments.sign_experiment`` (signs of ``a_j``)
+                                           ``experiments.sign_experiment`` (signs of ``a_j``; the
+                                           boundary neuron ``boundary_margin``)
 ``thm-conservation-laws-deep``             ``models.FAMILIES["deep_relu"]``,
 (Corollary: Deep ReLU networks)            ``gradient_descent.gd_drift_study`` (layer norms),
                                            ``experiments.layer_growth``
@@ -48,9 +50,9 @@ Modules:
   ``1 / (1 - eta lambda / 2)`` that decide which step sizes the slope is fitted over, and its window.
 * ``experiments`` — the chapter's experiments, each returning a dataclass the notebook records and checks, and
   the rows' controls: the same measurements on a broken run or a wrong quantity (``broken_flow_drift``,
-  ``orthogonal_error`` with a halved gradient, ``control_neuron_flips``, ``against_drift_flips``,
-  ``one_step_error`` with the wrong power of ``eta``, ``norm_sum_slope``, ``descent_gap_to_flow``), and the
-  descent-versus-flow comparison ``descent_flow_gap``.
+  ``orthogonal_descent_error`` (gradient descent from ``I_gamma``), ``boundary_margin`` at 0.99 of the balanced
+  output weight, ``one_step_error`` with the output layer's gradient halved, ``norm_sum_slope``,
+  ``descent_gap_to_flow``), and the descent-versus-flow comparison ``descent_flow_gap``.
 * ``bugs`` — the catalogue of realistic bugs of the experiment and measurement code that the chapter's
   checks must catch (``stagewise power conservation-laws``, :mod:`stagewise.core.power`).
 * ``figures`` — the chapter's three figures.

@@ -68,12 +68,41 @@ def half_batch_loss(family, params, data, original=None):
     return original(family, params, Data(data.X[:half], data.Y[:half]))
 
 
-def sqrt_gamma_init(W1, W2, gamma, generator, original=None):
+def sqrt_gamma_init(seeds, d, width, k, gamma, generator, dtype=torch.float64, original=None):
     """The orthogonal initialization ``I_gamma`` with ``W_1(0) = sqrt(gamma) P`` instead of
     ``sqrt(2 gamma) P``. Plausible: papers write the scale either way (``gamma`` as the squared singular value
     or as half of it), and the 2 is easy to lose in ``sqrt(2 * gamma)``."""
-    (W1_0, W2_0), P = original(W1, W2, gamma, generator)
+    (W1_0, W2_0), P = original(seeds, d, width, k, gamma, generator, dtype)
     return [W1_0 / np.sqrt(2.0), W2_0], P
+
+
+def gaussian_p_init(seeds, d, width, k, gamma, generator, dtype=torch.float64, original=None):
+    """``I_gamma`` with a Gaussian ``P`` (entries of variance ``1 / width``) in place of one with orthonormal rows.
+    Plausible: Varre et al. remark that for a wide layer Gaussian rows are nearly orthogonal, and a random
+    ``P`` without the QR step looks the same in every plot; but ``P P^T = I_d`` only up to ``sqrt(d / width)``."""
+    P = torch.randn(seeds, d, width, generator=generator, dtype=dtype) / np.sqrt(width)
+    return [np.sqrt(2 * gamma) * P, torch.zeros(seeds, width, k, dtype=dtype)], P
+
+
+def chapter_width_for_gamma(width, input_dim, original=None):
+    """``I_gamma`` at the chapter's own width (8 by default, below ``d = 12``), where ``P`` can only have orthonormal
+    columns and ``P P^T = I_d`` fails. Plausible: it is what this chapter did before, since every other network of
+    the chapter has that width."""
+    return width
+
+
+def squared_norm_balance(W, signs, original=None):
+    """The balanced output weights ``a_j = s_j ||w_j||^2`` instead of ``s_j ||w_j||``. Plausible: the invariant is
+    ``a_j^2 - ||w_j||^2`` and ``(W**2).sum(-1)`` is on the line above in the code; for ``||w_j|| < 1`` the neuron
+    is then outside the hypothesis."""
+    return signs * (W**2).sum(-1)
+
+
+def boundary_time_without_n(data, ratio=0.99, original=None):
+    """The boundary pair's run without the ``1/n`` of the loss: the crossing time ``asinh(.) / (|x_i| |y_i|)``
+    instead of ``asinh(.) n / (|x_i| |y_i|)``, ``n`` times too short. Plausible: the same ``1/n`` was missing from
+    this chapter's sliding-mode formula; the neurons then stop far from the boundary the row is about."""
+    return original(data, ratio) / data.X.shape[0]
 
 
 def interleaved_step_sizes(params0, etas, original=None):
@@ -150,6 +179,14 @@ BUGS = [
         "training on a subset"),
     Bug("sqrt-gamma-init", "stagewise.conservation_laws.experiments:orthogonal_start", sqrt_gamma_init,
         "wrong initialization scale"),
+    Bug("gaussian-p", "stagewise.conservation_laws.experiments:orthogonal_start", gaussian_p_init,
+        "wrong initialization scale"),
+    Bug("chapter-width-for-gamma", "stagewise.conservation_laws.experiments:gamma_width", chapter_width_for_gamma,
+        "wrong data"),
+    Bug("squared-norm-balance", "stagewise.conservation_laws.experiments:balanced_output", squared_norm_balance,
+        "wrong constant or exponent"),
+    Bug("boundary-time-without-n", "stagewise.conservation_laws.experiments:boundary_time", boundary_time_without_n,
+        "wrong constant or exponent"),
     Bug("interleaved-step-sizes", "stagewise.conservation_laws.gradient_descent:batch_over_step_sizes",
         interleaved_step_sizes, "swapped arguments"),
     Bug("deep-linear-invariant", "stagewise.conservation_laws.experiments:build_problems", deep_linear_invariant,

@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -337,16 +338,26 @@ def layer_growth(trajectory: Trajectory, eta_index: int = -1, seed: int = 0) -> 
 class SignResult:
     """Sign of the ReLU output weights under gradient flow (Corollary ``prf:thm-conservation-laws-relu``).
 
-    ``qualifying`` counts the neurons with ``|a_j(0)| >= ||w_j(0)||``, ``w_j(0) != 0`` in the
-    Gaussian run, ``flips`` how many of them ever change the sign of ``a_j``; ``balanced_flips``
-    counts sign changes from the balanced initialization ``a_j(0) = s_j ||w_j(0)||`` (all
-    neurons qualify). ``margin`` is the smallest ``a_j(t) sign a_j(0)`` over qualifying neurons and
-    records (both runs). The controls are :func:`control_neuron_flips` and :func:`against_drift_flips`."""
+    ``qualifying`` counts the neurons with ``|a_j(0)| >= ||w_j(0)||``, ``w_j(0) != 0`` in the Gaussian run,
+    ``flips`` how many of them ever change the sign of ``a_j`` and ``margin`` the smallest ``a_j(t) sign a_j(0)``
+    among them (implied by the conservation law: ``a_j^2 >= I_j(0) > 0``). The claim proper is tested from the
+    balanced initialization ``a_j(0) = s_j ||w_j(0)||`` (``I_j = 0``, the boundary of the hypothesis), on the
+    Gaussian neurons and on one neuron brought to the edge of a sign change (:func:`boundary_margin`):
+    ``balanced_margin`` is the smallest ``a_j(t) sign a_j(0) / ||w_j(0)||`` over all of them,
+    ``gaussian_balanced`` that of the Gaussian neurons, ``boundary`` that of the boundary neuron and
+    ``boundary_bound`` the most the latter can be at the end of its run (:func:`boundary_bound`);
+    ``solver_error``: what the solver's error can do to ``a_j / ||w_j(0)||``, ``FLOW_SLACK`` times its relative
+    tolerance ``rtol`` plus its absolute one ``rtol / 100`` over the smallest ``||w_j(0)||`` (the balanced row's
+    margin on both sides)."""
 
     qualifying: int
     flips: int
-    balanced_flips: int
     margin: float
+    gaussian_balanced: float
+    balanced_margin: float
+    boundary: float
+    boundary_bound: float
+    solver_error: float
 
 
 def _sign_flips(states: list[Params], mask: torch.Tensor) -> tuple[int, float]:
@@ -357,6 +368,13 @@ def _sign_flips(states: list[Params], mask: torch.Tensor) -> tuple[int, float]:
     flipped = ((signed < -roundoff(float(a.abs().max()))).any(0) & mask).sum()
     margin = signed.amin(0)[mask].min() if mask.any() else torch.tensor(float("nan"))
     return int(flipped), float(margin)
+
+
+def _relative_margin(states: list[Params], mask: torch.Tensor) -> float:
+    """``min_t a_j(t) sign a_j(0) / ||w_j(0)||`` over the neurons of ``mask`` (NaN when there are none)."""
+    a = torch.stack([p[1] for p in states])            # (T, S, m)
+    signed = (a * torch.sign(a[0])).amin(0) / states[0][0].norm(dim=-1).clamp(min=torch.finfo(a.dtype).tiny)
+    return float(signed[mask].min()) if mask.any() else float("nan")
 
 
 def qualifying_neurons(W0: torch.Tensor, a0: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -370,110 +388,206 @@ def qualifying_neurons(W0: torch.Tensor, a0: torch.Tensor) -> tuple[torch.Tensor
     return (a0.abs() >= norms - level) & nonzero, nonzero
 
 
+def balanced_output(W: torch.Tensor, signs: torch.Tensor) -> torch.Tensor:
+    """The balanced output weights ``a_j = s_j ||w_j||`` of incoming weights ``W`` (S, m, d), signs ``s_j``."""
+    return signs * W.norm(dim=-1)
+
+
+#: The boundary neuron's incoming weight is tilted off its input by this fraction of its norm, away from the
+#: other inputs, so that it is inactive on them by a margin (not by a pre-activation of 1e-16 either way).
+BOUNDARY_TILT = 1e-3
+#: The control's output weight, as a fraction of the balanced one: just outside the hypothesis.
+BOUNDARY_CONTROL = 0.99
+
+
+def _boundary_input(data: Data) -> int:
+    """The input the boundary neuron is active on: the one with the largest target (the fastest)."""
+    return int(data.Y[:, 0].abs().argmax())
+
+
+def boundary_neuron(data: Data, norm: float, tilt: float = BOUNDARY_TILT) -> tuple[torch.Tensor, float]:
+    """A ReLU neuron ``w`` (shape ``(1, 1, d)``) of norm ``norm`` active on one input ``x_i`` only
+    (:func:`_boundary_input`): along ``x_i``, tilted by ``tilt`` (a fraction of its norm) towards minus the sum of
+    the other inputs (orthogonal to ``x_i``), so that ``<w, x_k> < 0`` by a margin for every ``k != i`` and, the
+    inputs being orthogonal, stays so. Returns ``w`` and the tilt used (0 when ``d = 1`` leaves no direction)."""
+    X = data.X
+    i, (n, d) = _boundary_input(data), X.shape
+    x = X[i] / X[i].norm()
+    if n > 1:
+        other = -sum(X[k] / X[k].norm() for k in range(n) if k != i)
+    elif d > 1:                                        # one input: any direction orthogonal to it
+        basis = torch.zeros_like(x)
+        basis[int(x.abs().argmin())] = 1.0
+        other = basis - (basis @ x) * x
+    else:
+        other, tilt = torch.zeros_like(x), 0.0
+    other = other / other.norm() if tilt > 0 else other
+    w = norm * (np.sqrt(1.0 - tilt**2) * x + tilt * other)
+    return w[None, None, :], tilt
+
+
+def boundary_time(data: Data, ratio: float = BOUNDARY_CONTROL) -> float:
+    """The run of the boundary pair: twice the time the control (``|a(0)| = ratio ||w||``, against its target)
+    takes to cross zero when the residual is only ``-y_i``. On input ``x_i`` alone the neuron's part along
+    ``x_i``, ``p``, and ``a`` obey ``da/dt = -(|x_i| / n) r p``, ``dp/dt = -(|x_i| / n) r a`` with ``r = a p |x_i|
+    - y_i`` (the ``1/n`` of the loss ``(1/2n)||f(X) - Y||^2``): they move on the hyperbola ``p^2 - a^2 = kappa^2``,
+    ``kappa^2 = (1 - ratio^2) ||w||^2`` (less the tilt's square), at a hyperbolic angle speed ``|x_i| |r| / n >=
+    |x_i| |y_i| / n``. ``a`` reaches 0 after at most ``asinh(ratio / sqrt(1 - ratio^2)) n / (|x_i| |y_i|)``."""
+    i, n = _boundary_input(data), data.X.shape[0]
+    angle = float(np.arcsinh(ratio / np.sqrt(1.0 - ratio**2)))
+    return 2.0 * angle * n / float(data.X[i].norm() * data.Y[i, 0].abs())
+
+
+def boundary_bound(tilt: float = BOUNDARY_TILT) -> float:
+    """The largest ``|a(T)| / ||w(0)||`` the balanced boundary neuron can have at the end of its run ``T``
+    (:func:`boundary_time`). With the tilt ``q = tilt ||w||`` (off ``x_i``, frozen) and ``a(0) = -||w||``,
+    ``(a, p)`` moves on the hyperbola ``a^2 - p^2 = q^2``: ``|a| = q cosh(phi)``, with ``phi`` falling from
+    ``acosh(1 / tilt)`` at the rate ``|x_i| |r| / n >= |x_i| |y_i| / n`` until ``p = 0`` (then the neuron is off and
+    ``|a| = q``). So ``|a(T)| / ||w|| <= tilt cosh(max(acosh(1 / tilt) - |x_i| |y_i| T / n, 0))``, and
+    ``exp(-|x_i| |y_i| T / n)`` without a tilt, where ``|x_i| |y_i| T / n = 2 asinh(0.99 / sqrt(1 - 0.99^2))`` by
+    the choice of ``T``: a number of the design, the same for every data set (computed here from it, not from
+    the run's ``T``, so that a wrong run length shows). The balanced neuron comes this close to a sign change and does not
+    make it; the control, 1 % smaller, does."""
+    angle = 2.0 * float(np.arcsinh(BOUNDARY_CONTROL / np.sqrt(1.0 - BOUNDARY_CONTROL**2)))   # |x_i| |y_i| T / n
+    if tilt > 0:
+        return tilt * float(np.cosh(max(float(np.arccosh(1.0 / tilt)) - angle, 0.0)))
+    return float(np.exp(-angle))
+
+
+def boundary_margin(problems: Problems, rtol: float, ratio: float = 1.0) -> float:
+    """``min_t a(t) sign a(0) / ||w(0)||`` of the boundary neuron (:func:`boundary_neuron`, the norm of the
+    first Gaussian neuron) with ``a(0) = -ratio`` times its balanced value, against its target ``y_i``: it
+    decays towards zero. ``ratio = 1`` (balanced, inside the hypothesis) comes to within
+    :func:`boundary_bound` of zero and keeps its sign; the control ``ratio = 0.99`` crosses. Both run for
+    :func:`boundary_time`."""
+    family, data = problems.families["relu"], problems.data["relu"]
+    W0, _ = problems.params0["relu"]
+    w, _tilt = boundary_neuron(data, float(W0[0, 0].norm()))
+    i = _boundary_input(data)
+    a = -ratio * balanced_output(w, torch.sign(data.Y[i, 0]) * torch.ones(1, 1, dtype=w.dtype, device=w.device))
+    flow = gradient_flow_study(family, data, [w, a], boundary_time(data), rtol)
+    return _relative_margin(flow.states, torch.ones_like(a, dtype=torch.bool))
+
+
 def sign_experiment(problems: Problems, flow: FlowResult, horizon: float, rtol: float) -> SignResult:
     """Corollary ``prf:thm-conservation-laws-relu`` (Town et al., Proposition 1): a neuron with
-    ``|a_j(0)| >= ||w_j(0)||`` and ``w_j(0) != 0`` never changes the sign of ``a_j``. Reads the
-    Gaussian run from ``flow`` and integrates the balanced initialization with relative tolerance
-    ``rtol`` (a sign needs only a solver error far below ``margin``)."""
+    ``|a_j(0)| >= ||w_j(0)||`` and ``w_j(0) != 0`` never changes the sign of ``a_j``. Reads the Gaussian run
+    from ``flow``, integrates the balanced initialization over ``horizon`` and the balanced boundary neuron
+    (:func:`boundary_margin`), with relative tolerance ``rtol`` (a sign needs only a solver error far below the
+    margins)."""
     family, data = problems.families["relu"], problems.data["relu"]
     W0, a0 = problems.params0["relu"]
-    norms = W0.norm(dim=-1)
     mask, nonzero = qualifying_neurons(W0, a0)
     flips, margin = _sign_flips(flow.trajectories["relu"].states, mask)
-    balanced = gradient_flow_study(family, data, [W0, torch.sign(a0) * norms], horizon, rtol)
-    balanced_flips, balanced_margin = _sign_flips(balanced.states, nonzero)
-    return SignResult(int(mask.sum()), flips, balanced_flips, float(np.nanmin([margin, balanced_margin])))
+    balanced = gradient_flow_study(family, data, [W0, balanced_output(W0, torch.sign(a0))], horizon, rtol)
+    boundary = boundary_margin(problems, rtol)
+    _w, tilt = boundary_neuron(data, 1.0)
+    gaussian = _relative_margin(balanced.states, nonzero)
+    overall = float(np.nanmin([gaussian, boundary]))
+    smallest = float(W0.norm(dim=-1)[nonzero].min()) if nonzero.any() else float(W0[0, 0].norm())
+    error = FLOW_SLACK * rtol * (1.0 + 1e-2 / max(smallest, torch.finfo(W0.dtype).tiny))   # atol = rtol / 100
+    return SignResult(int(mask.sum()), flips, margin, gaussian, overall, boundary, boundary_bound(tilt), error)
 
 
-def control_neuron_flips(problems: Problems, horizon: float, rtol: float, ratio: float = 0.2) -> int:
-    """Control of the Gaussian sign row: sign changes of one ReLU neuron outside the hypothesis,
-    ``|a(0)| = ratio ||w(0)||``, active on the single input ``x_i`` with the largest target and with ``a(0)``
-    against ``y_i``. While ``a`` is small, ``da/dt = <w, x_i> y_i / n``, so ``a`` reaches 0 after about
-    ``ratio n / (||x_i|| |y_i|)``; the flow runs for four times that when ``horizon`` is shorter."""
-    family, data = problems.families["relu"], problems.data["relu"]
-    W0, _ = problems.params0["relu"]
-    i = int(data.Y[:, 0].abs().argmax())
-    w = (W0[0, 0].norm() * data.X[i] / data.X[i].norm())[None, None, :]
-    a = -ratio * w.norm(dim=-1) * torch.sign(data.Y[i, 0])
-    crossing = ratio * data.X.shape[0] / float(data.X[i].norm() * data.Y[i, 0].abs())
-    control = gradient_flow_study(family, data, [w, a], max(horizon, 4 * crossing), rtol)
-    return _sign_flips(control.states, torch.ones_like(a, dtype=torch.bool))[0]
-
-
-def against_drift_flips(problems: Problems, horizon: float, rtol: float, ratio: float = 0.2) -> int:
-    """Control of the balanced sign row: every neuron of the balanced run, ``w_j(0)``, run as a network of its
-    own (all in one batch) with ``a_j(0)`` outside the hypothesis and against its drift. With
-    ``u_j = (1/n) sum_i y_i 1[<w_j, x_i> > 0] x_i``, ``a_j`` starts moving at ``c_j = <w_j, u_j>``; the pair
-    ``(a_j, <w_j, u_j> / |u_j|)`` follows a hyperbola ``a^2 - w_par^2 = const``, and the smaller of the two in
-    magnitude is the one that crosses zero. So ``a_j(0) = -ratio |c_j| / |u_j| sign(c_j)``: ``ratio`` times the
-    part of ``w_j`` along ``u_j`` (at most ``ratio ||w_j||``, outside the hypothesis by at least ``1 / ratio``).
-    Counts sign changes over the neurons with ``c_j != 0``; ``a_j`` reaches 0 after about ``ratio / |u_j|``,
-    and the flow runs for four times the shortest of these (``horizon`` when no neuron moves), long enough for
-    the fastest neurons to cross and no longer, for speed. (Against ``||w_j||``
-    itself, a wide input lets ``w_par`` cross first, and ``a_j`` keeps its sign.)"""
-    family, data = problems.families["relu"], problems.data["relu"]
-    W0, _ = problems.params0["relu"]
-    W = W0.reshape(-1, 1, W0.shape[-1])                                          # (S m, 1, d): one neuron each
-    active = (torch.einsum("nd,smd->smn", data.X, W) > 0).to(W.dtype)            # (S m, 1, n)
-    u = torch.einsum("smn,n,nd->smd", active, data.Y[:, 0], data.X) / data.X.shape[0]
-    c, size = (W * u).sum(-1), u.norm(dim=-1)                                    # (S m, 1)
-    moving = c.abs() > roundoff(float(c.abs().max()), data.X.shape[1])
-    a = -ratio * c.abs() / size.clamp(min=torch.finfo(W.dtype).tiny) * torch.sign(c)
-    crossing = float((ratio / size[moving]).min()) if moving.any() else 0.0
-    run = gradient_flow_study(family, data, [W, a], 4 * crossing if moving.any() else horizon, rtol)
-    return _sign_flips(run.states, moving)[0]
+def gamma_width(width: int, input_dim: int) -> int:
+    """Width of the ``I_gamma`` network: Lemma 3.2 of Varre et al. needs ``P P^T = I_d``, a width ``l >= d``, and
+    with ``l >= 2 d`` the weights have ``d`` directions outside the row space of ``P`` to leave it by (Lemma 3.1
+    says they do not). The chapter's own width when it is larger."""
+    return max(width, 2 * input_dim)
 
 
 @dataclass(frozen=True)
 class OrthogonalInit:
-    """Two-layer linear network from ``I_gamma`` (Corollary ``prf:thm-conservation-laws-linear``):
-    ``W_1(0) = sqrt(2 gamma) P`` with orthonormal columns (or rows), ``W_2(0) = 0``. ``error`` is
-    ``max_t |W_1^T W_1 - W_2 W_2^T - 2 gamma P^T P|``, ``scale`` the largest magnitude of an entry along the
-    flow (``2 gamma`` at the start, the size that the solver's relative error multiplies); ``start`` the
-    initial weights and ``P`` (``(S, d, m)``) for the control (:func:`orthogonal_error`)."""
+    """Two-layer linear network of width ``width`` from ``I_gamma`` (Corollary ``prf:thm-conservation-laws-linear``;
+    Varre et al., Lemmas 3.1 and 3.2): ``W_1(0) = sqrt(2 gamma) P`` with ``P P^T = I_d``, ``W_2(0) = 0``, in the
+    reduced coordinates ``Z_1 = W_1 P^T``, ``Z_2 = P W_2``. ``error``: ``max_t |Z_1^T Z_1 - Z_2 Z_2^T - 2 gamma I_d|``
+    (largest entry, over seeds); ``scale``: the largest magnitude ``|Z_1|^T |Z_1| + |Z_2| |Z_2|^T`` of an entry
+    along the flow (what the solver's relative error multiplies); ``outside``: ``max_t`` of the weights' part
+    outside the row space of ``P``, ``|W_1 - Z_1 P|`` and ``|W_2 - P^T Z_2|`` (Lemma 3.1: 0); ``orthonormality``:
+    ``|P P^T - I_d|``; ``start`` and ``P`` (``(S, d, l)``) for the control (:func:`orthogonal_descent_error`)."""
 
     gamma: float
+    width: int
     error: float
     scale: float
+    outside: float
+    orthonormality: float
     start: Params
     P: torch.Tensor
 
 
-def orthogonal_start(W1: torch.Tensor, W2: torch.Tensor, gamma: float, generator: torch.Generator
-                     ) -> tuple[Params, torch.Tensor]:
-    """``I_gamma``: ``W_1(0) = sqrt(2 gamma) P`` with one random ``P`` (orthonormal columns, or rows when
-    ``d < m``) per seed, drawn from ``generator``, and ``W_2(0) = 0``; returns the weights and ``P``."""
-    seeds, d, m = W1.shape
-    G = torch.randn(seeds, max(d, m), min(d, m), generator=generator, dtype=W1.dtype)
+def orthogonal_start(seeds: int, d: int, width: int, k: int, gamma: float, generator: torch.Generator,
+                     dtype=torch.float64) -> tuple[Params, torch.Tensor]:
+    """``I_gamma``: ``W_1(0) = sqrt(2 gamma) P`` with one random ``P`` (``d x width``, orthonormal rows, ``P P^T =
+    I_d``; orthonormal columns when ``width < d``, where no ``P`` has ``P P^T = I_d``) per seed, drawn from
+    ``generator``, and ``W_2(0) = 0`` (``width x k``); returns the weights and ``P``, shape ``(S, d, width)``."""
+    G = torch.randn(seeds, max(d, width), min(d, width), generator=generator, dtype=dtype)
     Q = torch.linalg.qr(G).Q                                            # orthonormal columns
-    P = (Q if d >= m else Q.transpose(-1, -2)).to(W1.device)            # (S, d, m)
-    return [np.sqrt(2 * gamma) * P, torch.zeros_like(W2)], P
+    P = Q.transpose(-1, -2) if width >= d else Q                        # (S, d, width)
+    return [np.sqrt(2 * gamma) * P, torch.zeros(seeds, width, k, dtype=dtype)], P
 
 
-def orthogonal_error(problems: Problems, orthogonal: OrthogonalInit, horizon: float, rtol: float,
-                     gradient_scale: tuple[float, float] | None = None) -> float:
-    """``max_t |W_1^T W_1 - W_2 W_2^T - 2 gamma P^T P|`` along the flow from ``orthogonal.start`` over
-    ``horizon``; ``gradient_scale`` breaks the flow (:func:`~stagewise.conservation_laws.gradient_flow.gradient_flow_field`),
-    for the control."""
-    family, data = problems.families["linear"], problems.data["linear"]
-    flow = gradient_flow_study(family, data, orthogonal.start, horizon, rtol, gradient_scale=gradient_scale)
-    target = (orthogonal.P.transpose(-1, -2) @ orthogonal.P).flatten(1)
-    return float((flow.invariants[:, 0] - 2 * orthogonal.gamma * target).abs().max())
+def reduced_coordinates(params: Params, P: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Varre et al.'s reduced coordinates ``Z_1 = W_1 P^T`` (``d x d``) and ``Z_2 = P W_2`` (``d x k``)."""
+    W1, W2 = params
+    return W1 @ P.transpose(-1, -2), P @ W2
 
 
-def orthogonal_init_experiment(problems: Problems, gamma: float, horizon: float, rtol: float,
+def reduced_invariant(params: Params, P: torch.Tensor) -> torch.Tensor:
+    """``Z_1^T Z_1 - Z_2 Z_2^T`` (Lemma 3.2 of Varre et al.), entries flattened: shape ``(S, d * d)``."""
+    Z1, Z2 = reduced_coordinates(params, P)
+    return (Z1.transpose(-1, -2) @ Z1 - Z2 @ Z2.transpose(-1, -2)).flatten(1)
+
+
+def isotropy_error(invariants: torch.Tensor, gamma: float) -> float:
+    """``max |Z_1^T Z_1 - Z_2 Z_2^T - 2 gamma I_d|`` over records ``(..., d * d)`` of :func:`reduced_invariant`."""
+    d = int(round(np.sqrt(invariants.shape[-1])))
+    eye = torch.eye(d, dtype=invariants.dtype, device=invariants.device).flatten()
+    return float((invariants - 2 * gamma * eye).abs().max())
+
+
+def orthogonal_init_experiment(problems: Problems, gamma: float, width: int, horizon: float, rtol: float,
                                generator: torch.Generator) -> OrthogonalInit:
-    """Corollary ``prf:thm-conservation-laws-linear`` (Varre et al., Lemma 3.2) from ``I_gamma``:
-    gradient flow keeps ``W_1^T W_1 - W_2 W_2^T = 2 gamma P^T P`` (``2 gamma I`` in the reduced
-    coordinates ``Z``). One random ``P`` per seed, drawn from ``generator``."""
+    """Corollary ``prf:thm-conservation-laws-linear`` (Varre et al., Lemmas 3.1 and 3.2) from ``I_gamma`` at width
+    ``width`` (:func:`gamma_width`), on the linear network's data: gradient flow keeps ``Z_1^T Z_1 - Z_2 Z_2^T =
+    2 gamma I_d`` and the weights in the row space of ``P``. One random ``P`` per seed, drawn from ``generator``."""
     family, data = problems.families["linear"], problems.data["linear"]
-    W1, W2 = problems.params0["linear"]
-    start, P = orthogonal_start(W1, W2, gamma, generator)
+    seeds, d, k = problems.params0["linear"][0].shape[0], data.X.shape[1], data.Y.shape[1]
+    start, P = orthogonal_start(seeds, d, width, k, gamma, generator)
+    start, P = [p.to(data.X.device) for p in start], P.to(data.X.device)
     flow = gradient_flow_study(family, data, start, horizon, rtol)
-    target = (P.transpose(-1, -2) @ P).flatten(1)
-    error = float((flow.invariants[:, 0] - 2 * gamma * target).abs().max())
-    scale = max(float(family.magnitude(p).abs().max()) for p in flow.states)   # 2 gamma at t = 0
-    return OrthogonalInit(gamma, error, scale, start, P)
+    invariants = torch.stack([reduced_invariant(p, P) for p in flow.states])
+    outside, scale = 0.0, 0.0
+    for p in flow.states:
+        Z1, Z2 = reduced_coordinates(p, P)
+        outside = max(outside, float((p[0] - Z1 @ P).abs().max()), float((p[1] - P.transpose(-1, -2) @ Z2).abs().max()))
+        scale = max(scale, float((Z1.abs().transpose(-1, -2) @ Z1.abs() + Z2.abs() @ Z2.abs().transpose(-1, -2)).max()))
+    eye = torch.eye(d, dtype=P.dtype, device=P.device)
+    orthonormality = float((P @ P.transpose(-1, -2) - eye).abs().max())
+    return OrthogonalInit(gamma, width, isotropy_error(invariants, gamma), scale, outside, orthonormality, start, P)
+
+
+def _reduced_family(family: Family, P: torch.Tensor) -> Family:
+    """``family`` (the linear one) recording :func:`reduced_invariant` with ``P`` in place of its invariant."""
+    def invariant(params: Params) -> torch.Tensor:
+        return reduced_invariant(params, P.repeat(params[0].shape[0] // P.shape[0], 1, 1))
+    return dataclasses.replace(family, invariant=invariant, magnitude=None)
+
+
+def orthogonal_descent_error(problems: Problems, orthogonal: OrthogonalInit, etas: list[float],
+                             horizon: float) -> float:
+    """Control of the ``I_gamma`` row: Lemma 3.2's error read along *gradient descent* from the same ``I_gamma``
+    over the same horizon, at the largest of ``etas`` that does not diverge (NaN when all do). The invariant is
+    exact at ``t = 0`` and leaves ``2 gamma I_d`` only through the steps, by ``eta^2 Q(g)`` each
+    (Proposition ``prf:thm-conservation-laws-one-step``): the lemma is a property of the flow."""
+    family = _reduced_family(problems.families["linear"], orthogonal.P)
+    for eta in sorted(set(etas), reverse=True):
+        try:
+            run = gd_drift_study(family, problems.data["linear"], orthogonal.start, [eta], horizon)
+        except DivergenceError:
+            continue
+        return isotropy_error(run.invariants, orthogonal.gamma)
+    return float("nan")
 
 
 # -- the controls: the same measurements on a broken run or a wrong quantity ---------------------------------

@@ -24,8 +24,8 @@ def make_orthogonal_data(n: int, d: int, k: int, generator: torch.Generator, dty
 
     Orthogonal inputs keep the two-layer ReLU flow free of sliding modes (the admonition
     "Why no ODE for the deep ReLU network"): the pre-activation ``z_ij = <w_j, x_i>`` obeys
-    ``dz_ij/dt = -a_j r_i 1[z_ij > 0] ||x_i||^2``, so once it is negative nothing pushes it
-    back towards the kink.
+    ``dz_ij/dt = -(1/n) a_j r_i 1[z_ij > 0] ||x_i||^2`` (the ``1/n`` of the loss ``(1/2n)||f(X) - Y||^2``),
+    so once it is negative nothing pushes it back towards the kink.
     """
     if n > d:
         raise ValueError(f"orthogonal inputs need n <= d, got n={n}, d={d}")

@@ -57,6 +57,10 @@ def add_parsers(sub) -> None:
                     "0 every bug killed, 1 some bug survived or crashed, 2 bad input, 130 interrupted.")
     m.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
     m.add_argument("--ci", action="store_true", help="only each catalogue's CI bug, matrix not stored (fast)")
+    m.add_argument("--restamp", action="store_true",
+                   help="run nothing: mark a stored matrix current again after a change of the chapter's prose "
+                        "only (refused unless the matrix was current at HEAD and, since HEAD, only the chapter's "
+                        "Markdown changed, with its code cells and front matter identical)")
     m.add_argument("--out", type=Path, metavar="DIR", help="run folder (default: runs/power, or runs/power-ci)")
     m.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
     m.add_argument("--workers", type=int, default=0, metavar="N",
@@ -150,6 +154,10 @@ def power_command(args: argparse.Namespace) -> int:
     chapters = args.chapters or [c.name for c in all_chapters()]
     for name in chapters:
         get_chapter(name)                                   # an unknown chapter: one line, exit 2
+    if args.restamp:
+        for name in chapters:
+            print(f"stagewise: {restamp(name)}")
+        return 0
     directory = args.out or Path("runs") / ("power-ci" if args.ci else "power")
     started = time.time()
     found = power.run(chapters, directory, args.ci, args.scheduler, args.workers)
@@ -163,6 +171,57 @@ def power_command(args: argparse.Namespace) -> int:
     killed, total = sum(m["killed"] for m in found), sum(m["total"] for m in found)
     print(f"stagewise: power of {len(chapters)} chapter(s): {killed} of {total} bugs killed in {seconds:.0f} s")
     return 1 if short else 0
+
+
+def _code_of(markdown: str) -> tuple:
+    """What of a chapter's source can change what it computes: its front matter and its code cells (with tags)."""
+    import jupytext
+    notebook = jupytext.reads(markdown, fmt="md:myst")
+    cells = tuple((c.source, tuple(c.metadata.get("tags", []))) for c in notebook.cells if c.cell_type == "code")
+    return json.dumps(notebook.metadata.get("stagewise", {}), sort_keys=True, default=str), cells
+
+
+def restamp(name: str) -> str:
+    """Mark chapter ``name``'s stored matrix current after a prose-only change (see ``--restamp``); a one-line
+    account. Refused (UsageError) unless the matrix's fingerprint is that of the files at HEAD and the only file of
+    the fingerprint that differs from HEAD is the chapter's Markdown, whose front matter and code cells are
+    identical: the prose, the theorem boxes' text and the captions change no check."""
+    import subprocess
+    import tempfile
+
+    from stagewise.core import power
+    from stagewise.core.provenance import chapter_code_fingerprint
+    from stagewise.core.registry import PROJECT_ROOT
+    chapter = get_chapter(name)
+    path = power.stored_path(name)
+    try:
+        stored = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        raise UsageError(f"{name}: no stored matrix to restamp ({path}); run stagewise power {name}") from None
+    current = chapter_code_fingerprint(name, chapter.source)
+    if stored.get("fingerprint") == current:
+        return f"{name}: the stored matrix is current; nothing to restamp"
+    source = chapter.source.relative_to(PROJECT_ROOT).as_posix()
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", "HEAD", "src", source, "requirements.txt", "requirements.lock",
+                                  "pyproject.toml"], cwd=PROJECT_ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        at_head = chapter_code_fingerprint(name, Path(tmp) / source, root=Path(tmp))
+        if stored.get("fingerprint") != at_head:
+            raise UsageError(f"{name}: the stored matrix is not that of HEAD's code; run stagewise power {name}")
+        head_text = (Path(tmp) / source).read_text()
+        (Path(tmp) / source).write_text(chapter.source.read_text())            # HEAD's code, today's chapter
+        if chapter_code_fingerprint(name, Path(tmp) / source, root=Path(tmp)) != current:
+            raise UsageError(f"{name}: code beside the chapter's Markdown changed since HEAD (its package, core, "
+                             f"numerics or requirements); run stagewise power {name}")
+        if _code_of(head_text) != _code_of(chapter.source.read_text()):
+            raise UsageError(f"{name}: a code cell or the front matter changed since HEAD; run stagewise power {name}")
+    stored.setdefault("restamped", []).append({"from": stored["fingerprint"], "to": current,
+                                               "why": "prose-only change of the chapter (code cells and front "
+                                                      "matter identical to HEAD's)"})
+    stored["fingerprint"] = current
+    power.store(stored)
+    return f"{name}: matrix restamped current (prose-only change since HEAD; code cells and front matter identical)"
 
 
 def collect_command(args: argparse.Namespace) -> int:

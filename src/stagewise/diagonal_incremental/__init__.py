@@ -21,15 +21,19 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
     thm-diagonal-incremental-main        Theorem 4.1      staircase.flow_study, staircase.transition_study,
                                                           staircase.plateau_study, staircase.log_scale_study,
                                                           plateaus.transition_times, plateaus.count_plateaus,
-                                                          plateaus.plateau_midpoints, numerics.fits.inverse_log_fit
-    lem-diagonal-incremental-d4          Lemma D.4        correlated.correlated_study, algorithm.train_active
+                                                          plateaus.plateau_midpoints, numerics.fits.inverse_log_fit,
+                                                          staircase.entries_outside (one new coordinate per transition),
+                                                          staircase.memoryless_time_error (control: memoryless race)
+    lem-diagonal-incremental-d4          Lemma D.4        correlated.lemma_d4_holds, correlated.correlated_study,
+                                                          algorithm.train_active
                                                           (dropped coordinates), algorithm.time_until_active
     asm-diagonal-incremental-43          Assumption 4.3   algorithm.algorithm1 (race margins, ties, Breakdown),
                                                           algorithm.train_active (1/t decay, g = 0 at the limit),
                                                           flow.normalize_init (|u_i(0)| != |v_i(0)|)
-    asm-diagonal-incremental-44          Assumption 4.4   networks.restricted_hessian_min,
+    asm-diagonal-incremental-44          Assumption 4.4   assumptions.balanced_hessian_min (the paper's Hessian, autograd),
+                                                          networks.restricted_hessian_min (Algorithm 1's test),
                                                           assumptions.perturbation_study
-    asm-diagonal-incremental-45          Assumption 4.5   assumptions.stage_b_spread
+    asm-diagonal-incremental-45          Assumption 4.5   assumptions.stage_b_spread (control: stage_b_off_support)
     (the three assumptions together: assumptions.assumption_study)
 
 Modules:

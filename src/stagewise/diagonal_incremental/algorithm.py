@@ -226,7 +226,7 @@ def _race_margin_error(delta: np.ndarray, gamma: np.ndarray, b_err: float, g_err
 
 def algorithm1(model: DiagonalModel, *, max_stages: int = 50, eps2: float = 1e-8,
                stationarity_tol: float = STATIONARITY_TOL, b0: np.ndarray | None = None,
-               b_hi: np.ndarray | None = None, device=None) -> Stages:
+               b_hi: np.ndarray | None = None, device=None, memoryless: bool = False) -> Stages:
     """Algorithm 1 (paper Sec. 4), corrected: start from ``b^0 = 1`` (not 0) and seed stage (B) with
     ``sgn g_{i_k}(theta^k)``.
 
@@ -240,6 +240,10 @@ def algorithm1(model: DiagonalModel, *, max_stages: int = 50, eps2: float = 1e-8
     leaves the support with ``g = 0`` (Assumption 4.3, last clause), a stage (B) that does not converge
     (Assumption 4.5), a restricted Hessian that is not positive beyond rounding (Assumption 4.4).
     ``b0`` overrides ``b^0 = 1`` (the finite-alpha correction ``log_alpha w(0)``).
+
+    ``memoryless=True`` is a wrong theory, the control of the transition-time check: every race starts its
+    clocks afresh from ``b = 1`` (each stage an escape from a saddle as if from ``theta^0``), forgetting how
+    far the inactive coordinates have already moved on the earlier plateaus (the bookkeeping ``b^k`` of eq. 12).
     """
     p = model.p
     to = lambda x: torch.from_numpy(x)[None]  # noqa: E731
@@ -257,7 +261,7 @@ def algorithm1(model: DiagonalModel, *, max_stages: int = 50, eps2: float = 1e-8
         return stages
 
     for k in range(max_stages):
-        delta = time_until_active(gamma, b, support, g_err, b_hi)
+        delta = time_until_active(gamma, np.ones(p) if memoryless else b, support, g_err, b_hi)
         order = np.argsort(delta)
         ik = int(order[0])
         if not np.isfinite(delta[ik]):

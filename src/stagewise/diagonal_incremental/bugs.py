@@ -175,6 +175,20 @@ def b_hi_sign(u0, v0, alpha, *, original):
     return b0, 4.0 - b_hi
 
 
+def race_memoryless(gamma, b, support, g_tol, b_hi=None, *, original):
+    """Eq. (10) with the bookkeeping forgotten: every race starts from ``b = 1`` (``b^0``) instead of ``b^k``,
+    as if each stage were an escape from ``theta^0``. Plausible: the race is written once for the first stage
+    and reused, and ``b^{k+1}`` of eq. (12) is computed but never passed back in."""
+    return original(gamma, np.ones_like(b), support, g_tol, b_hi)
+
+
+def conservation_same_steps(model, u0, v0, etas, t_end, *args, original, same_steps=False, **kwargs):
+    """The conservation study runs every step size for the number of steps the largest one needs
+    (``n = t_end / etas[0]`` for all), so the smaller steps stop at ``t_end / 2`` and ``t_end / 4``: the step
+    count was hoisted out of the loop over step sizes."""
+    return original(model, u0, v0, etas, t_end, *args, same_steps=True, **kwargs)
+
+
 _P = "stagewise.diagonal_incremental."
 BUGS = [
     Bug("race-factor-two", _P + "algorithm:time_until_active", race_factor_two, "wrong constant or exponent", ci=True),
@@ -194,4 +208,6 @@ BUGS = [
     Bug("descend-v-sign", _P + "descent:descend", descend_v_sign, "sign error"),
     Bug("b-hi-sign", _P + "finite_alpha:log_scale_thresholds", b_hi_sign, "sign error"),
     Bug("labels-other-teacher", _P + "attention:make_teacher_problem", labels_other_teacher, "wrong data"),
+    Bug("race-memoryless", _P + "algorithm:time_until_active", race_memoryless, "wrong measure"),
+    Bug("conservation-same-steps", _P + "descent:conservation_study", conservation_same_steps, "fewer steps"),
 ]

@@ -89,11 +89,11 @@ class CorrelatedStudy:
 
     @property
     def leaves_and_reenters(self) -> bool:
-        """Lemma D.4: ``x_3`` leaves at stage 3 and re-enters negative at stage 4, in Algorithm 1 and in the
+        """Lemma D.4 (:func:`lemma_d4_holds`) and its consequence: ``x_3`` leaves at stage 3 and re-enters negative at stage 4, in Algorithm 1 and in the
         flow (above 1e-3 at ``tau = 3``, below 1e-3 between the stages, below -1e-3 at the end: 1e-3 is the support
         threshold of the chapter's rank counts, far above rounding)."""
         b3 = self.beta3
-        return bool(leaves_and_reenters_flipped(self.stages)
+        return bool(leaves_and_reenters_flipped(self.stages) and lemma_d4_holds(correlated_model(), self.stages)
                     and self.stages[3].dropped == [2] and self.stages[4].coordinate == 2 and self.stages[4].sign == -1
                     and self.beta3_between < 1e-3 and b3[-1] < -1e-3 and b3[np.argmin(np.abs(self.tau - 3.0))] > 1e-3)
 
@@ -109,6 +109,23 @@ def leaves_and_reenters_flipped(stages: list[Stage]) -> bool:
     return False
 
 
+def lemma_d4_holds(model, stages: list[Stage], b_tol: float = 1e-9) -> bool:
+    """Lemma D.4 in the paper's direction, on Algorithm 1's stages: for ``k >= 1`` and ``i`` outside
+    ``supp theta^k``, ``b^k_i`` in ``{0, 2}`` (within ``b_tol``) implies that ``i`` has just left
+    (``i`` in ``supp theta^{k-1} minus supp theta^k``), with ``g_i(theta^k) < 0`` if ``b^k_i = 0`` and ``> 0`` if
+    ``b^k_i = 2`` (beyond the resolution ``g_err`` of ``g(theta^k)``). ``Delta_k(i_k) > 0`` is asserted by
+    Algorithm 1 itself (:class:`algorithm.DegenerateStageError`)."""
+    for prev, st in zip(stages[:-1], stages[1:]):
+        gam = model.g(torch.from_numpy(st.beta)[None].to(model.device))[0].cpu().numpy()
+        just_left = set(np.setdiff1d(prev.support, st.support).tolist())
+        for i in np.setdiff1d(np.arange(st.beta.size), st.support):
+            at0, at2 = abs(st.b[i]) <= b_tol, abs(st.b[i] - 2.0) <= b_tol
+            if (at0 or at2) and (int(i) not in just_left or (at0 and not gam[i] < -st.g_err)
+                                  or (at2 and not gam[i] > st.g_err)):
+                return False
+    return True
+
+
 def uncorrelated_model() -> LinearDiagonal:
     """The correlated example's ``beta*`` with ``Sigma = I`` (no correlation): the control of Lemma D.4's check."""
     return LinearDiagonal(torch.eye(3, dtype=torch.float64), torch.tensor(BETA_STAR, dtype=torch.float64))
@@ -120,8 +137,10 @@ def uncorrelated_stages() -> list[Stage]:
 
 
 def algorithm_reenters(model: LinearDiagonal) -> bool:
-    """Lemma D.4's sequence (:func:`leaves_and_reenters_flipped`) in Algorithm 1's stages on ``model``."""
-    return leaves_and_reenters_flipped(algorithm1(model))
+    """Lemma D.4's sequence (:func:`leaves_and_reenters_flipped`) in Algorithm 1's stages on ``model``, with the
+    lemma itself (:func:`lemma_d4_holds`)."""
+    stages = algorithm1(model)
+    return leaves_and_reenters_flipped(stages) and lemma_d4_holds(model, stages)
 
 
 def unextrapolated_error(study: CorrelatedStudy) -> float:

@@ -12,11 +12,31 @@ from stagewise.diagonal_incremental.attention import softmax
 from stagewise.numerics.flows import assert_finite
 
 
-def one_at_a_time(run: "FullHeadRun", n_teacher: int, threshold: float = 0.05) -> bool:
-    """The paper's picture (its Fig. 2d-f): the count of singular values above ``threshold`` rises by at most
-    one between records, never falls, and ends at the teacher's number ``n_teacher``."""
+def one_at_a_time(run: "FullHeadRun", n_teacher: int, threshold: float = 0.05, settled: float = 0.5) -> bool:
+    """The paper's picture (its Fig. 2d-f): the count of singular values above ``threshold`` starts at 0, rises
+    by at most one between records, never falls, ends at the teacher's number ``n_teacher``, and when a
+    singular value switches on, the ones already on are past ``settled`` of their final value
+    (:func:`settled_fraction`): one transition is over before the next starts. The count clauses alone hold
+    for any continuous growth recorded often enough."""
     count = run.count(threshold)
-    return bool(run.max_jump(threshold) <= 1 and run.never_falls(threshold) and int(count[-1]) == n_teacher)
+    return bool(int(count[0]) == 0 and run.max_jump(threshold) <= 1 and run.never_falls(threshold)
+                and int(count[-1]) == n_teacher and settled_fraction(run, threshold) >= settled)
+
+
+def settled_fraction(run: "FullHeadRun", threshold: float = 0.05) -> float:
+    """The smallest ``s_j(t_i) / s_j(end)`` over the switch-on records ``t_i`` (the first record where a
+    singular value exceeds ``threshold``) and the singular values ``j`` that were already above it before
+    ``t_i``: 1 when each transition is complete before the next starts, small when they overlap (``inf`` if
+    fewer than two singular values switch on)."""
+    S = np.concatenate([run.s_kq, run.s_vo], axis=1)                    # (records, 2d)
+    on = S > threshold
+    first = np.where(on.any(0), on.argmax(0), -1)                       # switch-on record per column
+    worst = np.inf
+    for c in np.unique(first[first > 0]):
+        before = np.flatnonzero((first >= 0) & (first < c))
+        if before.size:
+            worst = min(worst, float((S[c, before] / S[-1, before]).min()))
+    return float(worst)
 
 
 def final_sv_error(run: "FullHeadRun", svals_kq, svals_vo) -> float:

@@ -18,7 +18,6 @@ from stagewise.diagonal_incremental.networks import DiagonalModel
 from stagewise.diagonal_incremental.plateaus import (count_plateaus, plateau_midpoints, support_counts,
                                                      transition_times)
 from stagewise.numerics.fits import inverse_log_fit
-from stagewise.numerics.roundoff import roundoff
 
 
 @dataclass
@@ -265,16 +264,6 @@ def log_scale_study(fs: FlowStudy) -> LogScaleStudy:
                          float(np.abs(np.log(un + vn)).max()))
 
 
-def frozen_race_times(model: DiagonalModel, K: int) -> np.ndarray:
-    """A wrong theory, the control of the transition-time checks: coordinates learned independently,
-    each at the rate of the gradient at ``beta = 0`` (no stage changes ``g``). With ``b^0 = 1`` coordinate
-    ``i`` would switch on at ``1/|g_i(0)|``; returns the ``K`` smallest such times (``inf`` where fewer than
-    ``K`` coordinates have ``g_i(0) != 0``)."""
-    g0 = np.abs(model.g(torch.zeros(1, model.p, dtype=torch.float64, device=model.device))[0].cpu().numpy())
-    live = g0 > roundoff(g0.max(), model.p)                 # g_i(0) = 0 within rounding: never switches on
-    return np.sort(np.where(live, 1.0 / np.where(live, g0, 1.0), np.inf))[:K]
-
-
 @dataclass
 class PlateauReadout:
     """Theorem 4.1's plateau observables read from another trajectory at ``fs``'s plateau midpoints."""
@@ -299,7 +288,7 @@ def plateau_readout(fs: FlowStudy, ps: PlateauStudy, tau: np.ndarray, loss: np.n
 
 
 # -- the measurements of the checks, as functions: the chapter applies each to its run and, as the row's
-# -- control, to a modified run or theory (GD at a large alpha, a frozen-gradient race, a wrong exponent)
+# -- control, to a modified run or theory (GD at a large alpha, a memoryless race, a wrong exponent)
 
 def plateaus_match(tau: np.ndarray, loss: np.ndarray, K: int) -> bool:
     """Theorem 4.1's plateau count on a loss curve: :func:`plateaus.count_plateaus` finds ``K + 1`` plateaus
@@ -311,13 +300,6 @@ def time_error(times: np.ndarray, T_pred: np.ndarray, T: np.ndarray) -> float:
     """``max_k |times_k - T_pred_k| / T_k``: measured transition times against a prediction, relative to
     Algorithm 1's ``T_k`` (NaN when a transition is missing, which no tolerance accepts)."""
     return float(np.max(np.abs(np.asarray(times, float) - np.asarray(T_pred, float)) / np.asarray(T, float)))
-
-
-def rescaled_time_error(ts: TransitionStudy, rescale: float) -> float:
-    """The raw-time measure (:func:`time_error` at the smallest alpha) with the measured times read on the time
-    axis ``rescale * tau``: ``rescale = 1/2`` is time rescaled by ``log(1/alpha^2)`` instead of ``log(1/alpha)``
-    (the wrong exponent of alpha in the time scale, or an initialization at ``alpha^2``, read on alpha's axis)."""
-    return time_error(rescale * ts.times[int(np.argmin(ts.x))], ts.T, ts.T)
 
 
 def extrapolation_error(ts: TransitionStudy, power: float = 1.0, order: int = 2) -> float:
@@ -344,11 +326,6 @@ def readout_weight_error(fs: FlowStudy, ps: PlateauStudy, gd, row: int, d: int) 
     return _readout(fs, ps, gd, row, d).beta_err
 
 
-def readout_staircase(fs: FlowStudy, ps: PlateauStudy, gd, row: int, d: int) -> bool:
-    """The rank staircase of :func:`plateau_study` on row ``row`` of a :class:`descent.DescentRun`."""
-    return _readout(fs, ps, gd, row, d).staircase
-
-
 def teacher_error(fs: FlowStudy, beta_star, fraction: float = 1.0) -> float:
     """``||beta(tau) - beta*||_2`` along the exact flow at the smallest alpha at ``tau = fraction * tau_end``
     (the end of the simulation for ``fraction = 1``): whether the data were learned, the teacher ``beta*``
@@ -371,3 +348,67 @@ def loose_solver_error(model: DiagonalModel, fs: FlowStudy, reference: np.ndarra
     """The solver-convergence measure (:func:`time_error` against the ``reference`` times of a tighter solve)
     for a flow integrated at ``rtol`` (and ``atol = 1e-3 rtol``): the control runs it 1000 times looser."""
     return time_error(flow_times(model, fs, j, rtol, 1e-3 * rtol), reference, fs.T)
+
+
+def memoryless_time_error(model: DiagonalModel, ts: TransitionStudy) -> float:
+    """The raw-time measure (:func:`time_error` at the smallest alpha) against a wrong theory, the control of
+    the transition-time check: Algorithm 1 with a memoryless race (``algorithm1(memoryless=True)``: every
+    stage restarts the clocks at ``b = 1``, as if each escape started from ``theta^0``). Relative to the
+    memoryless times; NaN where that race has fewer stages."""
+    T_ml = np.array([s.T for s in algorithm1(model, memoryless=True)[1:]])
+    pred = np.full(len(ts.T), np.nan)
+    m = min(len(T_ml), len(ts.T))
+    pred[:m] = T_ml[:m]
+    return time_error(ts.times[int(np.argmin(ts.x))], pred, pred)
+
+
+def entries_outside(tau: np.ndarray, beta: np.ndarray, mids: np.ndarray, stages: list[Stage],
+                    resolved: np.ndarray | None = None) -> float:
+    """Theorem 4.1's ``supp(theta^{k+1}) minus supp(theta^k) <= {i_k}`` along a whole trajectory, not only at the
+    plateaus: the largest ``|beta_j(tau)|`` over the records between the midpoints of plateaus ``k`` and
+    ``k + 1`` and over the coordinates ``j`` outside ``supp(theta^k) + {i_k}``, for every transition whose two
+    plateaus are ``resolved`` (all when ``None``). Below the support threshold ``1e-3``: no other coordinate
+    switches on during a transition, not even for a while."""
+    ok = np.ones(len(mids), bool) if resolved is None else np.asarray(resolved, bool)
+    worst = 0.0
+    for k in range(min(len(stages), len(mids)) - 1):
+        if not (ok[k] and ok[k + 1]):
+            continue
+        window = (tau > mids[k]) & (tau <= mids[k + 1])
+        others = np.setdiff1d(np.arange(beta.shape[-1]), np.append(stages[k].support, stages[k + 1].coordinate))
+        if window.any() and others.size:
+            worst = max(worst, float(np.abs(beta[window][:, others]).max()))
+    return worst
+
+
+def readout_entries_outside(fs: FlowStudy, ps: PlateauStudy, gd, row: int) -> float:
+    """:func:`entries_outside` on row ``row`` of a :class:`descent.DescentRun` (the control: gradient descent at
+    an initialization that starts below the support threshold but is not small)."""
+    return entries_outside(gd.tau[row], gd.beta[row], ps.mids, fs.stages, ps.resolved)
+
+
+def quiet_start_row(gd, alphas, threshold: float = 1e-3) -> int:
+    """The row of the gradient-descent run ``gd`` with the largest alpha whose initial ``|beta|`` is below
+    ``threshold`` everywhere (a run that does not start with entries counted as switched on); the smallest
+    alpha when none does."""
+    rows = [r for r in range(len(alphas)) if np.abs(gd.beta[r][0]).max() < threshold]
+    if not rows:
+        return int(np.argmin(alphas))
+    return max(rows, key=alphas.__getitem__)
+
+
+def plateau_weight_errors(model: DiagonalModel, fs: FlowStudy, ps: PlateauStudy, rtol: float | None = None
+                          ) -> np.ndarray:
+    """The plateau-weight measure of :func:`plateau_study`, ``max |beta(midpoint) - beta^k|``, per plateau at the
+    smallest alpha (NaN where not resolved): on ``fs``'s flow, or (``rtol`` given) on a fresh exact flow
+    integrated with tolerances ``rtol`` (``atol = 1e-3 rtol``). The change between the two is the solver's share
+    of the error; what a tighter solve leaves is the flow's own distance to ``theta^k`` at finite alpha (about
+    ``exp(-N_k)``, :func:`relaxation_numbers`)."""
+    beta = fs.beta_min
+    if rtol is not None:
+        flow = log_scale_flow(model, [float(min(fs.alphas))], fs.u0, fs.v0, fs.tau, rtol=rtol, atol=1e-3 * rtol,
+                              device=model.device)
+        beta = flow["beta"][:, 0, :]
+    ok = ps.resolved if ps.resolved is not None else np.ones(len(ps.mids), bool)
+    return np.array([float(np.abs(beta[ps.idx[k]] - fs.stages[k].beta).max()) if ok[k] else np.nan
+                     for k in range(len(ps.mids))])

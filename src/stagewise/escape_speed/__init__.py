@@ -23,12 +23,12 @@ Statements of the chapter (``prf`` labels) and the functions implementing them:
 ``prop-escape-speed-ex1``             ``problems.example1_data``, ``closed_forms.rank_one_speed_eq6`` (a),
                                       ``closed_forms.rank_two_construction`` (b), ``example1.rank_one_scan``,
                                       ``example1.ascent_width_sweep``, ``example1.gd_success``,
-                                      ``example1.width_trend`` (the growth with width, binomial intervals)
+                                      ``example1.width_trend`` (growth with width: a trend test)
 ``prop-escape-speed-depth``           ``deepening.deepen``, ``deepening.deepening_check``, ``deepening.escape_by_depth``,
                                       ``deepening.depth_study``
 ``prop-escape-speed-merge``           ``deepening.merge_most_linear`` (and the backward pass of ``escape_by_depth``)
 ``thm-escape-speed-lowrank``          ``low_rank.thm31_constant``, ``low_rank.thm31_bound``,
-                                      ``low_rank.layer_diagnostics``, ``low_rank.optima_ranks``;
+                                      ``low_rank.layer_diagnostics``, ``low_rank.restart_ranks``, ``low_rank.optima_ranks``;
                                       the digits trend: ``digits.train_digits``, ``digits.summarize``
 ``prop-escape-speed-weak``            ``low_rank.prop34_sides``, ``low_rank.prop34_gap``
 ``prop-escape-speed-rank-one-input``  ``problems.near_rank_one_data``, ``low_rank.prop33_bound``,

@@ -108,6 +108,15 @@ def euler_on_half_the_data(Ws0, X, Y, rel_step, drop, max_steps, *, original):
     return original(Ws0, X[:, :half].contiguous(), Y[:, :half].contiguous(), rel_step, drop, max_steps)
 
 
+def deep_rank_from_first_layer(W, X, z_from=3, *, original):
+    """The "deep layers" of Theorem 3.1 are taken from layer 1 on (``rho_W[0:]`` for ``rho_W[1:]``): the first layer,
+    which the optimum uses at rank two, is counted as a deep layer. Plausible: 0- and 1-based layer numbers are mixed
+    throughout (``W_1`` is ``Ws[0]``), and the slice looks right either way."""
+    from stagewise.escape_speed.low_rank import layer_diagnostics
+    w, z, first = original(W, X, z_from)
+    return max(layer_diagnostics(W, X)["rho_W"]), z, first
+
+
 BUGS = [
     Bug("linear-target-looser", "stagewise.escape_speed.closed_forms:linear_steps", looser_linear_target,
         "looser solver", ci=True),
@@ -126,4 +135,6 @@ BUGS = [
     Bug("layer-scale-over-l", "stagewise.escape_speed.explosion:layer_scale", layer_scale_over_l, "wrong measure"),
     Bug("gd-half-the-data", "stagewise.escape_speed.gradient_descent:euler_escape", euler_on_half_the_data,
         "training on a subset"),
+    Bug("deep-rank-from-first-layer", "stagewise.escape_speed.low_rank:_deep_diag", deep_rank_from_first_layer,
+        "off-by-one"),
 ]

@@ -13,7 +13,7 @@ import torch
 
 from stagewise.escape_speed.ascent import projected_ascent
 from stagewise.escape_speed.network import Weights, init_sphere, speed
-from stagewise.numerics.roundoff import is_positive
+from stagewise.numerics.roundoff import is_positive, roundoff
 
 HINGE_MARGIN = 1e-9   # a data point closer than 1e-9 |x|_max to a neuron's hinge is on it (relative to the data)
 
@@ -207,3 +207,42 @@ def linear_study(X: torch.Tensor, G: torch.Tensor, depths: tuple[int, ...], widt
         fro = max(fro, abs(float(r.speeds.max()) / s_fro - 1))
         speeds.append(float(r.speeds.max()))
     return LinearStudy(s_lin, gap, chain_gap, fro, ratio, n_steps, speeds)
+
+
+def neuron_critical_points(X: torch.Tensor, G: torch.Tensor, generator: torch.Generator,
+                           samples: int = 20000) -> list[tuple[float, torch.Tensor, float]]:
+    """Single-neuron critical points of positive speed (scalar output): ``(speed, w, a)`` with ``|w| = 1``,
+    ``a = +-1`` and ``w = c_A / |c_A|``, ``c_A = -a sum_{j in A} g_j x_j``, consistent (``A`` is exactly the set where
+    ``w^T x_j > 0``, no point within ``HINGE_MARGIN`` of the hinge). These are the escape directions of Definition 2.1
+    that a single neuron followed by identity layers can take (Proposition "Closed forms" (iii)): the fastest is
+    the optimum at depth 2, the others are non-optimal escape directions. Found by sampling ``samples`` random
+    activation regions per sign; sorted by decreasing speed, one per active set."""
+    d = X.shape[0]
+    x_max = float(X.norm(dim=0).max())
+    found: dict[tuple, tuple[float, torch.Tensor, float]] = {}
+    for a in (1.0, -1.0):
+        W = torch.randn(samples, d, generator=generator, dtype=X.dtype).to(X.device)
+        act = (W @ X > 0).to(X.dtype)
+        V = -a * (act * G[0]) @ X.T
+        n = V.norm(dim=1)
+        live = n > roundoff(x_max * float(G.norm()), X.shape[1])
+        Vn = V / n.clamp_min(1e-300)[:, None]
+        pre = Vn @ X
+        ok = live & ((pre > 0).to(X.dtype) == act).all(dim=1) & (pre.abs().min(dim=1).values > HINGE_MARGIN * x_max)
+        for i in torch.nonzero(ok).flatten().tolist():
+            key = (a, tuple(act[i].to(torch.int64).tolist()))
+            if key not in found:
+                found[key] = (float(n[i]), Vn[i].clone(), a)
+    return sorted(found.values(), key=lambda t: -t[0])
+
+
+def other_escape_chain(X: torch.Tensor, G: torch.Tensor, depth: int, width: int, generator: torch.Generator,
+                       samples: int = 20000) -> tuple[Weights | None, float]:
+    """The fastest *non-optimal* single-neuron critical point of :func:`neuron_critical_points` as a chain of depth
+    ``depth`` (neuron, then identity layers): an escape direction gradient descent could take instead of the optimal
+    one, ``(None, nan)`` when the data have only one critical point of positive speed."""
+    pts = neuron_critical_points(X, G, generator, samples)
+    if len(pts) < 2:
+        return None, math.nan
+    s, w, a = pts[1]
+    return rank_one_chain(w, torch.tensor([a], dtype=X.dtype, device=X.device), depth, width), s

@@ -78,13 +78,15 @@ class DigitsRun:
 
 def train_digits(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, sigma0: float, steps: int,
                  rel_step: float, cap: float, record_every: int, generator: torch.Generator,
-                 escape_level: float = 0.9 * math.log(10), k: int = 10, progress=None) -> DigitsRun:
+                 escape_level: float = 0.9 * math.log(10), k: int = 10, progress=None,
+                 stop_below: float | None = None) -> DigitsRun:
     """Full-batch gradient descent on the mean cross-entropy with :func:`step_size`.
 
     A bias-free ReLU MLP of ``depth`` layers (hidden ``width``), init ``N(0, sigma0^2)``. The
     first escape is the first iteration with loss below ``escape_level``. Returns a :class:`DigitsRun`
     whose spectra show the low-rank deep layers of Theorem 3.1 (paper Figs 1, 3, 4). ``progress`` (optional, e.g.
-    ``run.progress``) wraps the loop over iterations.
+    ``run.progress``) wraps the loop over iterations. ``stop_below``: stop (and record) at the first iteration whose
+    loss is below it.
     """
     dims = [X.shape[0]] + [width] * (depth - 1) + [Y.shape[0]]
     Ws = [(sigma0 * torch.randn(1, dims[i + 1], dims[i], generator=generator, dtype=torch.float64)).to(X.device)
@@ -105,11 +107,12 @@ def train_digits(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, sigma
         losses.append(value)
         times.append(t)
         escaped = escaped or value < escape_level
-        if it % record_every == 0 or it == steps:
+        stop = stop_below is not None and value < stop_below
+        if it % record_every == 0 or it == steps or stop:
             rec_steps.append(it)
             accs.append(float((out.argmax(dim=0) == labels).double().mean()))
             spectra.append(np.stack([_topk(torch.linalg.svdvals(W[0].detach()), k) for W in Ws]))
-        if g is None:
+        if g is None or stop:
             break
         grad_norm = math.sqrt(sum(float((x ** 2).sum()) for x in g))
         theta_norm = math.sqrt(sum(float((W ** 2).sum()) for W in Ws))
@@ -201,3 +204,22 @@ def layer_ratio(run: DigitsRun, iteration: int | None, layers: slice) -> float:
     record; ``0``: initialization)."""
     record = -1 if iteration is None else record_at(run, iteration)
     return float(max(top_ratio(run, record)[layers]))
+
+
+def large_init_ratio(X: torch.Tensor, Y: torch.Tensor, depth: int, width: int, level: float, steps: int,
+                     rel_step: float, cap: float, generator: torch.Generator, layers: slice = slice(1, None)) -> float:
+    """The control of the depth-``L`` low-rank row: the same MLP from a *large* initialization ``N(0, 1/width)`` (the
+    usual ``1/fan-in`` scale, no saddle to escape), trained by the same rule until its loss first falls below
+    ``level`` (the small-initialization run's first-escape level), and the largest ``s2/s1`` over ``layers`` then.
+    Training to the same loss from a large start does not make the layers low rank; nan if the loss never gets
+    there within ``steps``."""
+    r = train_digits(X, Y, depth, width, 1 / math.sqrt(width), steps, rel_step, cap, steps, generator,
+                     escape_level=level, stop_below=level)
+    if r.loss[-1] >= level:
+        return math.nan
+    return float(max(top_ratio(r, -1)[layers]))
+
+
+def loss_at(run: DigitsRun, iteration: int) -> float:
+    """The loss at the record of ``iteration`` (where :func:`layer_ratio` reads the spectra)."""
+    return float(run.loss[run.steps[record_at(run, iteration)]])

@@ -119,52 +119,79 @@ def newcombe(k1: int, n1: int, k2: int, n2: int, z: float = Z95) -> tuple[float,
 
 @dataclass
 class WidthTrend:
-    """"The success fraction grows with width" as an effect with an interval, over the informative widths only."""
-    widths: list[int]            # informative widths (>= MIN_INFORMATIVE_WIDTH), increasing
-    low: list[int]               # the lower half of them
-    high: list[int]              # the upper half
-    k_low: int
-    n_low: int
-    k_high: int
-    n_high: int
-    effect: float                # pooled fraction over `high` minus pooled fraction over `low`
-    lo: float                    # its 95% interval (Newcombe)
-    hi: float
+    """"The success fraction grows with width" as a trend test over the informative widths only (Cochran-Armitage)."""
+    widths: list[int]            # informative widths (>= the smallest width tested), increasing
+    successes: list[int]         # successful runs per width
+    trials: list[int]            # runs per width
+    slope: float                 # least-squares slope of the fraction per doubling of the width (weights: runs)
+    lo: float                    # slope -+ 1.96 standard errors under "no trend" (pooled binomial variance): the
+    hi: float                    # interval excludes 0 exactly when the one-sided trend test rejects at 2.5 %
+    z: float                     # the Cochran-Armitage statistic
+
+    @property
+    def effect(self) -> float:
+        return self.slope
 
     @property
     def value(self) -> list[float]:
-        """``[effect, lower, upper]``: what the chapter's row records."""
-        return [self.effect, self.lo, self.hi]
+        """``[slope, lower, upper]``: what the chapter's row records."""
+        return [self.slope, self.lo, self.hi]
+
+    @property
+    def intervals(self) -> list[tuple[float, float]]:
+        """95 % Wilson interval of the fraction at each width."""
+        return [wilson(k, n) for k, n in zip(self.successes, self.trials)]
 
 
 def width_trend(widths: list[int], successes: list[int], trials: list[int],
                 min_width: int = MIN_INFORMATIVE_WIDTH) -> WidthTrend | None:
-    """The growth of the success fraction with width as an effect size: over the informative widths (``>= min_width``;
-    the smaller ones are forced to zero), the pooled fraction of the upper half minus that of the lower half (a
-    middle width of an odd count is left out), with its 95% Newcombe interval. None with fewer than two
-    informative widths. Fractions are binomial counts, so the interval is the binomial one: no other noise enters."""
-    order = sorted((w, k, n) for w, k, n in zip(widths, successes, trials) if w >= min_width)
+    """The growth of the success fraction with width, tested over the informative widths (``>= min_width``; the
+    smaller ones are forced to zero and left out) by the Cochran-Armitage trend test with score ``log2(width)``.
+
+    The effect is the weighted least-squares slope of the fraction per doubling of the width; its interval is the
+    slope -+ 1.96 standard errors computed with the pooled fraction (the variance under "no trend"), so the lower end
+    is above 0 exactly when the one-sided test rejects "no growth" at 2.5 %. A flat, falling or saturated curve gives
+    an interval that reaches 0. None with fewer than two informative widths. The fractions are binomial counts, so the
+    binomial variance is the only noise."""
+    order = sorted((w, k, n) for w, k, n in zip(widths, successes, trials) if w >= min_width and n > 0)
     if len(order) < 2:
         return None
-    half = len(order) // 2
-    low, high = order[:half], order[-half:]
-    k1, n1 = sum(k for _, k, _ in high), sum(n for _, _, n in high)
-    k2, n2 = sum(k for _, k, _ in low), sum(n for _, _, n in low)
-    d, lo, hi = newcombe(k1, n1, k2, n2)
-    return WidthTrend([w for w, _, _ in order], [w for w, _, _ in low], [w for w, _, _ in high], k2, n2, k1, n1,
-                      d, lo, hi)
+    x = np.log2([w for w, _, _ in order])
+    k = np.array([k for _, k, _ in order], dtype=float)
+    n = np.array([n for _, _, n in order], dtype=float)
+    xbar = float((n * x).sum() / n.sum())
+    sxx = float((n * (x - xbar) ** 2).sum())
+    p = float(k.sum() / n.sum())
+    slope = float(((x - xbar) * k).sum() / sxx)           # sum n_i (x_i - xbar) p_i / sxx
+    se0 = math.sqrt(p * (1 - p) / sxx)
+    if se0 > 0:
+        z = slope / se0
+    else:                                                  # every run failed or every run succeeded: no trend
+        z = 0.0
+    return WidthTrend([w for w, _, _ in order], [int(v) for v in k], [int(v) for v in n], slope,
+                      slope - Z95 * se0, slope + Z95 * se0, z)
 
 
-def trend_value(result) -> list[float]:
-    """``[effect, lower, upper]`` of :func:`width_trend` for a sweep (:class:`AscentSweep` or :class:`GDSuccess`);
-    nan without two informative widths."""
-    trend = width_trend(result.widths, result.successes, result.trials)
+def trend_value(result, min_width: int = MIN_INFORMATIVE_WIDTH) -> list[float]:
+    """``[slope, lower, upper]`` of :func:`width_trend` for a sweep (:class:`AscentSweep` or :class:`GDSuccess`) over
+    the widths ``>= min_width``; nan without two such widths."""
+    trend = width_trend(result.widths, result.successes, result.trials, min_width)
     return trend.value if trend is not None else [math.nan] * 3
 
 
 def trend_text(trend: WidthTrend | None) -> str:
-    """``"+0.29 [+0.11, +0.46]"``: the effect and its interval, for the prose; "not computed" without a trend."""
-    return "not computed" if trend is None else f"{trend.effect:+.2f} [{trend.lo:+.2f}, {trend.hi:+.2f}]"
+    """``"+0.12 [+0.05, +0.19] per doubling"``: the slope and its interval, for the prose; "not computed" without a
+    trend."""
+    return ("not computed" if trend is None
+            else f"{trend.slope:+.2f} [{trend.lo:+.2f}, {trend.hi:+.2f}] per doubling")
+
+
+def widths_text(trend: WidthTrend | None) -> str:
+    """Per informative width ``"w: k/n [lo, hi]"`` (95 % Wilson), for the prose."""
+    if trend is None:
+        return "not computed"
+    return "; ".join(f"{w}: {k}/{n} [{lo:.2f}, {hi:.2f}]"
+                     for w, k, n, (lo, hi) in zip(trend.widths, trend.successes, trend.trials, trend.intervals))
 
 
 def trend_shown(value: list[float]) -> bool:
@@ -257,11 +284,14 @@ def ascent_width_sweep(X: torch.Tensor, G: torch.Tensor, widths: list[int], rest
     """Proposition "Example 1" with the solver: ``restarts`` depth-3 runs per width in one batch, narrower
     networks padded with zero neurons (:func:`~stagewise.escape_speed.network.pad_hidden`).
 
-    ``actual_width`` (a control): every network is built at that hidden width whatever its label in ``widths`` (the
-    width axis lost, as when the padding is applied to the wrong list); the sweep is then a run in which width has
-    no effect, and the growth test must see none."""
-    wmax = actual_width or max(widths)
-    W0 = [torch.cat(ws).to(X.device) for ws in zip(*[pad_hidden(init_sphere(2, [actual_width or w] * 2, 1, restarts,
+    ``actual_width`` (a control, the *saturated step*): every network of an informative width
+    (``>= MIN_INFORMATIVE_WIDTH``) is built at that hidden width whatever its label, the narrower ones at their own
+    width. The fractions are then zero where the theorem or the construction's size forces them and flat above: a
+    step that saturates at once, in which width has no effect beyond the forced points, and the growth test must
+    see none (the old test passed exactly such a curve, carried by the forced zeros)."""
+    wmax = max(actual_width or 0, max(widths))
+    built = lambda w: actual_width if actual_width and w >= MIN_INFORMATIVE_WIDTH else w
+    W0 = [torch.cat(ws).to(X.device) for ws in zip(*[pad_hidden(init_sphere(2, [built(w)] * 2, 1, restarts,
                                                                             generator), wmax)
                                                      for w in widths])]
     out = projected_ascent(W0, X, G, steps, eta, eta_final, progress=progress)
@@ -368,7 +398,8 @@ def gd_success(X: torch.Tensor, Y: torch.Tensor, widths: list[int], inits: int, 
     made this one call take minutes."""
     horizon = int(20 * math.log(1 / alpha) / rel_step) + 2000
     return GDSuccess(list(widths), gd_width_sweep(X, Y, widths, 3, inits, alpha, rel_step, drop, generator,
-                                                  max_steps=horizon, actual_width=actual_width), margin)
+                                                  max_steps=horizon, actual_width=actual_width,
+                                                  step_from=MIN_INFORMATIVE_WIDTH), margin)
 
 
 def gd_trend(X: torch.Tensor, Y: torch.Tensor, widths: list[int], inits: int, alpha: float, rel_step: float,

@@ -151,7 +151,7 @@ class WidthSweep:
 
 def gd_width_sweep(X: torch.Tensor, Y: torch.Tensor, widths: list[int], depth: int, inits: int, alpha: float,
                    rel_step: float, drop: float, generator: torch.Generator, max_steps: int = 100_000,
-                   actual_width: int | None = None) -> WidthSweep:
+                   actual_width: int | None = None, step_from: int = 1) -> WidthSweep:
     """Gradient descent from small initialization for several hidden widths, all in one batch.
 
     ``inits`` networks per width with every layer of norm ``alpha`` (:func:`stagewise.escape_speed.network.init_sphere`) are
@@ -161,10 +161,12 @@ def gd_width_sweep(X: torch.Tensor, Y: torch.Tensor, widths: list[int], depth: i
     direction ``sqrt(L) theta / |theta|`` for ``G = -Y`` (Definition 2.1). Runs that never get
     there (dead ReLUs) have speed ``nan``. Tests the paper's conjecture (Sec. 5) on Example 1 against
     Proposition "Closed forms" (iv): width-1 runs cannot beat ``sqrt(2) - 1``. ``actual_width`` (a control): every
-    network has that hidden width whatever its label (the width axis lost).
+    network labelled with a width ``>= step_from`` has that hidden width whatever its label (the width axis lost
+    above ``step_from``: a saturated step).
     """
-    wmax = actual_width or max(widths)
-    W0 = [torch.cat(ws) for ws in zip(*[pad_hidden(init_sphere(X.shape[0], [actual_width or w] * (depth - 1),
+    wmax = max(actual_width or 0, max(widths))
+    built = lambda w: actual_width if actual_width and w >= step_from else w
+    W0 = [torch.cat(ws) for ws in zip(*[pad_hidden(init_sphere(X.shape[0], [built(w)] * (depth - 1),
                                                                 Y.shape[0], inits,
                                                                 generator, X.device, alpha), wmax)
                                         for w in widths])]

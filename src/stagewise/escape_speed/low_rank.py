@@ -141,10 +141,11 @@ class OptimaRanks:
     rows: list = None            # (dataset, L, speed, best speed, deep rho_W, deep rho_Z / nu, first rho_W)
 
 
-def _deep_diag(W: Weights, X: torch.Tensor) -> tuple[float, float, float]:
-    """``max_{l>=2} rho_nt(W_l)``; ``max_{l>=3}`` of ``rho_nt(Z^sigma_l)`` and ``nu_l`` (nan below depth 4); ``rho_nt(W_1)``."""
+def _deep_diag(W: Weights, X: torch.Tensor, z_from: int = 3) -> tuple[float, float, float]:
+    """``max_{l>=2} rho_nt(W_l)``; ``max_{l>=z_from}`` of ``rho_nt(Z^sigma_l)`` and ``nu_l`` (nan when there is no such
+    hidden layer; ``z_from = 3`` by default); ``rho_nt(W_1)``."""
     d = layer_diagnostics(W, X)
-    deep_z = d["rho_Z"][2:] + d["nu"][2:]
+    deep_z = d["rho_Z"][z_from - 1:] + d["nu"][z_from - 1:]
     return max(d["rho_W"][1:]), (max(deep_z) if deep_z else math.nan), d["rho_W"][0]
 
 
@@ -274,9 +275,10 @@ def prop33_study(eps_values: tuple[float, ...], depths: tuple[int, ...], width: 
 
 
 def prop33_ratio(rows: list[Prop33Row], eps: float, trained: bool = True) -> float:
-    """The largest of ``rho_nt(W_l)``, ``rho_nt(Z^sigma_l)``, ``nu_l`` over all layers, and ``rho_nt`` of the input,
-    for the rows at noise ``eps``, measured now on the computed optima (``trained``) or on the untrained starting
-    networks of their restarts (the largest of them: the control)."""
+    """The largest of ``rho_nt(W_l)``, ``rho_nt(Z^sigma_l)``, ``nu_l`` over all layers of the *network* (the input's
+    own ``rho_nt(X)`` is the data's, not the network's, and is left out), for the rows at noise ``eps``, measured now
+    on the computed optima (``trained``) or on the untrained starting networks of their restarts (the largest of
+    them: the control)."""
     out = []
     for r in rows:
         if r.eps != eps:
@@ -284,7 +286,7 @@ def prop33_ratio(rows: list[Prop33Row], eps: float, trained: bool = True) -> flo
         nets = [r.optimum] if trained else [[w[i:i + 1] for w in r.start] for i in range(r.start[0].shape[0])]
         for W in nets:
             d = layer_diagnostics(W, r.X)
-            out.append(max(d["rho_W"] + d["rho_Z"] + d["nu"] + [nontop_fraction(r.X)]))
+            out.append(max(d["rho_W"] + d["rho_Z"] + d["nu"]))
     return max(out) if out else math.nan
 
 
@@ -294,3 +296,145 @@ def prop33_position(rows: list[Prop33Row], noise_power: float = 1.0) -> float:
     measured as ``|E|_F^2``, a wrong exponent) is the control: the bracket then shrinks below the first-order effect of
     the noise on the speed."""
     return max(abs(r.s - (r.lo + r.hi) / 2) / (r.g * r.eps ** noise_power) for r in rows)
+
+
+@dataclass
+class RestartBatch:
+    """Random restarts of projected ascent at one depth on one data set (Theorem 3.1 on directions found, not built)."""
+    name: str
+    L: int
+    speeds: torch.Tensor         # (R,) best speed of each restart
+    Ws: Weights                  # the restarts' best points
+    best: float                  # best known speed at this depth (these restarts, the continuation, known bounds)
+    shallow: float               # best speed at depth 2 (a restart at or below it took a rank-one escape)
+
+    def hits(self, plateau: float) -> int:
+        """Restarts within the relative margin ``plateau`` of :attr:`best`."""
+        return int((self.speeds >= self.best * (1 - plateau)).sum())
+
+    def diag(self, i: int, X: torch.Tensor, z_from: int = 3) -> tuple[float, float, float]:
+        """``max_{l>=2} rho_nt(W_l)``, ``max_{l>=z_from}`` of ``rho_nt(Z^sigma_l)`` and ``nu_l``, ``rho_nt(W_1)`` of
+        restart ``i``."""
+        return _deep_diag([W[i:i + 1] for W in self.Ws], X, z_from)
+
+
+@dataclass
+class RestartRanks:
+    """Theorem 3.1 on the random restarts of :func:`restart_ranks`, per data set and depth."""
+    batches: list[RestartBatch]
+    data: dict
+    plateau: float = 1e-3
+    min_hits: int = 2
+    first_rank_one: float = 1e-2     # rho_nt(W_1) at most this: a single-neuron chain (the trivial case)
+
+    def rows(self, z_from: int = 3) -> list[tuple]:
+        """Per batch that qualifies (``min_hits`` restarts within ``plateau`` of the best): (name, L, hits, best speed,
+        deep rho_W, deep rho_Z / nu from layer ``z_from``, rho_W(W_1)) of its best restart."""
+        out = []
+        for b in self.batches:
+            if b.best > ZERO_SPEED * float(self.data[b.name][0].norm() * self.data[b.name][1].norm()) \
+                    and b.hits(self.plateau) >= self.min_hits:
+                i = int(torch.argmax(b.speeds))
+                out.append((b.name, b.L, b.hits(self.plateau), float(b.speeds[i]),
+                            *b.diag(i, self.data[b.name][0], z_from)))
+        return out
+
+    def nontrivial(self, z_from: int = 3) -> list[tuple]:
+        """The qualifying rows whose first layer is not rank one (``rho_nt(W_1) > first_rank_one``): depth is used."""
+        return [r for r in self.rows(z_from) if r[6] > self.first_rank_one]
+
+    def short_restart(self, min_depth: int = 3, prefer: str = "Example 1", prefer_depth: int = 3) -> tuple | None:
+        """The fastest restart that beat the depth-2 speed by ten plateau margins (a non-trivial escape) but stopped at
+        least ten plateau margins short of the best (``speed <= best (1 - 10 plateau)``): (name, L, speed, best,
+        index, batch). Taken from the data set ``prefer`` at depth ``prefer_depth`` when it has one there (Example 1 at
+        depth 3, where a restart that stops short keeps a second direction in ``W_2``), else from any batch of depth
+        ``L >= min_depth``."""
+        if prefer:
+            sub = RestartRanks([b for b in self.batches if b.name == prefer and b.L == prefer_depth], self.data,
+                               self.plateau, self.min_hits, self.first_rank_one)
+            found = sub.short_restart(min_depth, prefer="")
+            if found is not None:
+                return found
+        cand = None
+        for b in self.batches:
+            if b.L < min_depth:
+                continue
+            s = b.speeds
+            ok = (s <= b.best * (1 - 10 * self.plateau)) & (s > b.shallow * (1 + 10 * self.plateau))
+            if bool(ok.any()):
+                i = int(torch.argmax(torch.where(ok, s, torch.full_like(s, -math.inf))))
+                rel = float(s[i]) / b.best
+                if cand is None or rel > cand[2] / cand[3]:
+                    cand = (b.name, b.L, float(s[i]), b.best, i, b)
+        return cand
+
+
+def restart_ranks(data: dict[str, tuple[torch.Tensor, torch.Tensor]], names: list[str], depths: list[int], width: int,
+                  restarts: int, steps: int, eta: float, eta_final: float, generator: torch.Generator,
+                  continuation: dict | None = None, known: dict[str, float] | None = None) -> RestartRanks:
+    """``restarts`` random restarts of projected ascent (``steps`` steps, hidden ``width``) at every depth ``L >= 3`` for
+    the data sets ``names``: Theorem 3.1 measured on directions the solver found, not on the Proposition 3.2
+    construction. ``best`` per depth is the largest of these restarts, the continuation's ``s_hat(L)`` and ``known``
+    lower bounds; ``shallow`` the continuation's ``s_hat(2)`` (or the best single neuron)."""
+    batches = []
+    for name in names:
+        X, G = data[name]
+        r = (continuation or {}).get(name)
+        shallow = r.speeds[r.depths.index(2)] if r is not None and 2 in r.depths else 0.0
+        for L in depths:
+            if L < 3:
+                continue
+            W0 = init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], restarts, generator, X.device)
+            out = projected_ascent(W0, X, G, steps, eta, eta_final)
+            cont = r.speeds[r.depths.index(L)] if r is not None and L in r.depths else -math.inf
+            best = max(float(out.speeds.max()), cont, (known or {}).get(name, -math.inf))
+            batches.append(RestartBatch(name, L, out.speeds, out.Ws, best, shallow))
+    return RestartRanks(batches, data)
+
+
+def nontrivial_rank(study: RestartRanks, part: str = "W", z_from: int = 3) -> float:
+    """Theorem 3.1 on the qualifying non-trivial restarts: the largest ``max_{l>=2} rho_nt(W_l)`` (``part="W"``) or
+    ``max_{l>=z_from}`` of ``rho_nt(Z^sigma_l)``, ``nu_l`` (``part="Z"``, depths ``L >= 4``); nan when none qualifies.
+    ``z_from = 2`` (the layer index one too low, where the optimum still uses its ReLU) is the control of the ``Z``
+    row."""
+    vals = [r[4] if part == "W" else r[5] for r in study.nontrivial(z_from) if part == "W" or r[1] >= 4]
+    vals = [v for v in vals if not math.isnan(v)]
+    return max(vals) if vals else math.nan
+
+
+def short_restart_rank(study: RestartRanks, part: str = "W", min_depth: int = 3) -> float:
+    """The same measure on the fastest restart that stopped short (:meth:`RestartRanks.short_restart`): a direction
+    that is *not* optimal, the control of the Theorem 3.1 rows; nan when there is none (or, for ``part="Z"``, it has
+    depth 3)."""
+    c = study.short_restart(min_depth)
+    if c is None:
+        return math.nan
+    name, L, s, best, i, b = c
+    w, z, _ = b.diag(i, study.data[name][0])
+    return w if part == "W" else z
+
+
+def restart_table(study: RestartRanks) -> str:
+    """Per data set and depth: ``"L=3: 5 (0.49998; 8e-05, 0.50)"``, the restarts within the margin of the best, then
+    the best restart's speed, deep ``rho_nt(W_l)`` and ``rho_nt(W_1)`` (only where at least two restarts agree)."""
+    parts = {}
+    for b in study.batches:
+        h = b.hits(study.plateau)
+        if h >= study.min_hits:
+            i = int(torch.argmax(b.speeds))
+            w, _, first = b.diag(i, study.data[b.name][0])
+            txt = f"L={b.L}: {h} ({float(b.speeds[i]):.5f}; {w:.0e}, {first:.2f})"
+        else:
+            txt = f"L={b.L}: {h} (best {float(b.speeds.max()):.5f}, does not enter)"
+        parts.setdefault(b.name, []).append(txt)
+    return "; ".join(f"{name}: " + ", ".join(v) for name, v in parts.items())
+
+
+def short_text(study: RestartRanks) -> str:
+    """The control restart of :meth:`RestartRanks.short_restart`, for the prose."""
+    c = study.short_restart()
+    if c is None:
+        return "none in this run"
+    name, L, s, best, i, b = c
+    w, _, _ = b.diag(i, study.data[name][0])
+    return f"{name}, L = {L}: speed {s:.4f} against {best:.4f}, deep ρ_nt(W_ℓ) = {w:.3f}"

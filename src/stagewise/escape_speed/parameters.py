@@ -34,7 +34,8 @@ def _digits_dim(source: str) -> int:
 def expected_seconds(values: dict) -> float:
     """Expected wall time (s) of one run alone on the 2-core reference machine for the validated ``values``.
 
-    Each experiment's measured default time (seed 0, one torch thread; 48 s in all, 52 s with the width controls) scaled by what drives its cost:
+    Each experiment's measured default time (seed 0, one torch thread; 48 s in all, 52 s with the width controls, 66 s with the random restarts of the Theorem 3.1
+    rows) scaled by what drives its cost:
     the projected-ascent sweep by steps x batch x width^2, the depth continuation by steps x depths x restarts x
     width^2, the gradient-descent runs by the Euler steps ``log(1/alpha) / rel_step`` x batch, the digits MLPs by
     steps x images x (input x width + depth x width^2). Per-step overheads of the tiny batched networks keep half of
@@ -55,6 +56,10 @@ def expected_seconds(values: dict) -> float:
     depth = 12.0 * g("depth_steps", 800) / 800 * sum(per_depth(L, g("depth_width", 12), g("depth_restarts", 24))
                                                      for L in depths) / sum(per_depth(L, 12, 24) for L in (2, 3, 4, 5))
     prop33 = 1.2 * g("depth_steps", 800) / 800
+    # the random restarts of the Theorem 3.1 rows: three circle data sets, every depth L >= 3
+    n_deep = sum(1 for L in depths if L >= 3)
+    ranks = 14.0 * g("pga_steps", 2000) / 2000 * n_deep / 3 \
+        * (0.5 + 0.5 * g("rank_restarts", 48) * g("depth_width", 12) ** 2 / (48 * 12 ** 2))
     alphas = g("alphas", [0.04, 0.02, 0.01])
     law_steps = sum(gd_steps(a, g("rel_step", 0.01)) for a in alphas) + 3 * gd_steps(1e-3, g("rel_step", 0.01))
     law_default = sum(gd_steps(a, 0.01) for a in (0.04, 0.02, 0.01)) + 3 * gd_steps(1e-3, 0.01)
@@ -62,4 +67,4 @@ def expected_seconds(values: dict) -> float:
     w, n = g("mnist_width", 48), g("mnist_n", 500)
     flops = lambda L: _digits_dim(g("mnist_source", "digits")) * w + (L - 2) * w * w + 10 * w
     digits = g("mnist_steps", 4000) * (2e-3 + 3.1e-10 * n * (flops(g("mnist_depth", 6)) + flops(g("mnist_depth_small", 4))))
-    return fixed + sweep + gd_ex1 + depth + prop33 + law + digits
+    return fixed + sweep + gd_ex1 + depth + prop33 + ranks + law + digits

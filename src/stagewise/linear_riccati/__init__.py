@@ -22,9 +22,10 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
 ``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``implicit_bias.drift_bounds``,
                                     ``initialization.gaussian_init``, ``hidden_spectrum.gaussian_runs``,
                                     ``hidden_spectrum.hidden_spectrum`` (Corollary 3.1; gamma_eff; Figs. 1a and 4),
-                                    ``sweep.gamma_sweep``
+                                    ``sweep.gamma_sweep``, ``sweep.cor_relative`` (per gamma, relative)
 ``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``,
-                                    ``sweep.variational_certificate``, ``sweep.variational_gap``
+                                    ``sweep.variational_certificate``, ``sweep.variational_gap``,
+                                    ``sweep.gap_relative``, ``sweep.limit_gap`` (per gamma; the limit of I_gamma/2)
 ``thm-linear-riccati-mirror``       ``mirror_flow.mirror_grad``, ``mirror_flow.mirror_grad_paper``,
                                     ``gradient_flow.beta_ode_field``, ``gradient_flow.beta_flow``,
                                     ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a)),
@@ -43,11 +44,13 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
 ``thm-linear-riccati-jump``         ``jump_process.jump_time``, ``jump_process.jump_process``,
                                     ``jump_process.rescaled_half_time_first_order``,
                                     ``jump_process.half_time_remainder``, ``jump_process.remainder_first_order``,
-                                    ``jump_process.remainder_second_order_scale``, ``whitened_experiments.jump_rates``
+                                    ``jump_process.remainder_second_order_scale``, ``whitened_experiments.jump_rates``,
+                                    ``whitened_experiments.remainder_tested_powers``
 ``thm-linear-riccati-noise``        ``noise_sde.sde_paths``, ``noise_sde.moments_discrete``,
                                     ``noise_sde.moments_exact``, ``gradient_descent.gd(label_noise=...)``,
                                     ``noise_experiments.label_noise_gd``, ``noise_experiments.pure_noise_sde``,
-                                    ``noise_experiments.uncoupled_drops`` (control)
+                                    ``noise_experiments.uncoupled_drops``, ``noise_experiments.half_variance_rate``
+                                    (controls)
 (Figs. 2 and 5, no statement)       ``relu_teacher.teacher_student``, ``relu_teacher.rank_ratios``
 ==================================  ==================================================================================
 

@@ -1,4 +1,4 @@
-"""The chapter's catalogue of realistic bugs (issue 22, item 2), run through the chapter by ``stagewise power``.
+"""The chapter's catalogue of realistic bugs, run through the chapter by ``stagewise power``.
 
 Each bug replaces a function of the chapter's experiment or measurement code (the gamma sweep's gradient descent
 and initialization, the reduced gradient flow, the data, the whitened runs, the k = 1 dual flow, Corollary 3.1
@@ -109,6 +109,24 @@ def regression_one_sample_dropped(n, d, k, generator, device="cpu", *, original)
     return type(p)(p.X[:-1].contiguous(), p.Y[:-1].contiguous(), p.beta_star, p.beta_gt)
 
 
+def sweep_init_gamma_floor(gammas, d, k, *args, original, **kwargs):
+    """The sweep starts from I_max(gamma, 1e-3): a floor on gamma, put in to keep Z1 well conditioned and the log
+    det of the objective finite, silently lifts the three smallest gammas of the default sweep. Plausible: a guard
+    against underflow that is harmless at gamma >= 1e-3 and changes nothing at the large-gamma end; only the bottom
+    branch sqrt(2 gamma) at small gamma shows it, where an absolute tolerance cannot see it."""
+    return original(np.maximum(np.asarray(gammas, float), 1e-3), d, k, *args, **kwargs)
+
+
+def objective_logdet_of_w1(W1, W2, gamma, *, original):
+    """The objective (3.1) with gamma log det W1 (through slogdet of the square reduced Z1) in place of gamma log
+    det(W1 W1^T): the factor 2 between the two lost. Plausible: in reduced coordinates Z1 is square, and log det Z1
+    is the natural thing to write."""
+    import torch
+    g = torch.as_tensor(np.asarray(gamma, float), dtype=W1.dtype, device=W1.device)
+    val = 0.5 * (W1 ** 2).sum((-2, -1)) + 0.5 * (W2 ** 2).sum((-2, -1)) - g * torch.linalg.slogdet(W1)[1]
+    return val.cpu().numpy()
+
+
 BUGS = [
     Bug("sweep-half-steps", "stagewise.linear_riccati.sweep:gd", sweep_half_steps, "fewer steps"),
     Bug("init-norm-gamma", "stagewise.linear_riccati.sweep:reduced_init", sweep_init_norm_gamma,
@@ -128,4 +146,8 @@ BUGS = [
         "wrong constant or exponent"),
     Bug("one-sample-dropped", "stagewise.linear_riccati.data:make_regression", regression_one_sample_dropped,
         "training on a subset"),
+    Bug("init-gamma-floor", "stagewise.linear_riccati.sweep:reduced_init", sweep_init_gamma_floor,
+        "wrong initialization scale"),
+    Bug("objective-logdet-w1", "stagewise.linear_riccati.sweep:objective", objective_logdet_of_w1,
+        "wrong constant or exponent"),
 ]

@@ -77,6 +77,21 @@ def decay_rate(run: LabelNoiseRun, index: int, delta: float) -> float:
     return float(-np.polyfit(run.steps_axis[sel], lb[sel], 1)[0] / ((run.eta * delta) ** 2 / 2))
 
 
+def half_variance_rate(run: LabelNoiseRun, delta: float, generator: torch.Generator) -> float:
+    """Control of the decay-rate rows: label-noise GD at delta / sqrt(2), i.e. half the noise variance (a slip
+    between variance and standard deviation), on a fresh whitened problem from ``generator``, its decay rate
+    measured over the heuristic of delta (:func:`decay_rate`): about half the ratio measured at delta itself."""
+    control = label_noise_gd([0.0, delta / np.sqrt(2)], run.gamma, run.eta, run.steps, generator)
+    return decay_rate(control, 1, delta)
+
+
+def bottom_at_step(run: LabelNoiseRun, index: int, step: int) -> float:
+    """The largest bottom sigma(W1) / sqrt(2 gamma) of batch element ``index`` at the first record at or after
+    ``step`` (the last record if the run is shorter)."""
+    i = min(int(np.searchsorted(run.steps_axis, step)), len(run.sv) - 1)
+    return float(run.sv[i, index, 1:].max() / np.sqrt(2 * run.gamma))
+
+
 def bottom_at_needed(run: LabelNoiseRun, index: int) -> float:
     """The largest bottom sigma(W1) / sqrt(2 gamma) of batch element ``index`` at step ``n_needed`` (``index`` 0:
     GD, noise off, the control)."""

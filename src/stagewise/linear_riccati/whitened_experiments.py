@@ -337,3 +337,16 @@ def early_phase_error(white: Whitened, gamma_factor: float = 1.0) -> float:
         unit = np.broadcast_to(r.eta * s * (1 + s * t), r.cf.shape)[early]
         out = max(out, float((rel / unit).max(initial=0.0)))
     return out
+
+
+def remainder_tested_powers(sigma_star, powers) -> list[int]:
+    """The powers p (gamma = 10^-p) at which the half-time remainder check sees the O(gamma) term: where, for at
+    least one mode, |t_1/2 - ln(2 sigma/gamma)/(2 sigma)| (the remainder without that term subtracted) exceeds the
+    allowance of the check (the second-order scale plus the rounding of t_1/2). At the other powers the term is
+    below the rounding allowance and the check cannot tell it from zero."""
+    sig = np.asarray(sigma_star, float)
+    gj = 10.0 ** (-np.asarray(powers, float))
+    t_half = half_time(sig[None, :], gj[:, None])
+    rem = half_time_remainder(sig[None, :], gj[:, None], t_half)
+    scale = remainder_second_order_scale(sig[None, :], gj[:, None], t_half)
+    return [int(p) for p, seen in zip(powers, (np.abs(rem) / scale > 1).any(1)) if seen]

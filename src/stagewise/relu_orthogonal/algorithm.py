@@ -195,6 +195,36 @@ def frozen_prediction(lp: LimitProcess, M: np.ndarray) -> tuple[np.ndarray, list
     return order, [np.flatnonzero(M[:, j]) for j in order]
 
 
+def staircase_one_late(lp: LimitProcess) -> LimitProcess:
+    """A wrong prediction (the control of the plateau checks): the staircase read one plateau late, L^(k-1) on
+    (t_k, t_{k+1}), as if each drop came only at the next jump (everything else unchanged)."""
+    from dataclasses import replace
+    return replace(lp, plateau_losses=np.concatenate([lp.plateau_losses[:1], lp.plateau_losses[:-1]]))
+
+
+def frozen_rates(lp: LimitProcess) -> LimitProcess:
+    """A wrong prediction (the control of the exponent checks), the hypothesis of ``frozen_prediction`` for the
+    exponents: neurons never lose points to others, so every unfitted neuron keeps its initial rate r_j(0) through
+    the others' jumps, tau_j(t) = tau_j(0) - r_j(0) t (jump times, neurons and sets unchanged). It agrees with
+    Algorithm 1 before the first jump and departs only where a jump takes points from a neuron that is still
+    growing."""
+    from dataclasses import replace
+    t = np.concatenate([[0.0], lp.times])
+    rates = np.repeat(lp.rates[:1], lp.K + 1, axis=0)
+    return replace(lp, rates=rates, tau=np.maximum(lp.tau[0] - t[:, None] * rates, 0.0))
+
+
+def frozen_jump_times(lp: LimitProcess) -> LimitProcess:
+    """A wrong prediction (the control of the jump-time checks), the hypothesis of ``frozen_rates`` for the jump
+    times: Algorithm 1's neurons in Algorithm 1's order, each predicted to jump at its own initial waiting time
+    tau_j(0) / r_j(0), as if no earlier jump had taken points from it (right for the first jump only). Only the
+    jump times and the rates that convert them into log-norm offsets are meaningful in the result."""
+    from dataclasses import replace
+    frozen = frozen_rates(lp)
+    j = np.asarray(lp.neurons)
+    return replace(frozen, times=lp.tau[0, j] / lp.rates[0, j])
+
+
 def order_and_sets_match(order, gd_sets, neurons, sets) -> bool:
     """Theorem 2 on one run: the measured jump order equals ``neurons`` and each jumping neuron's measured
     fitted set (``gd_sets[j]``) equals the predicted one."""

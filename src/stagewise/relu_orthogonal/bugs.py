@@ -126,6 +126,22 @@ def he_bound_without_sqrt(rng, runs, m, n, *, original):
     return W, a
 
 
+def mask_without_signs(W0, y, s, *, original):
+    """The mask of Assumption 4 without its sign factor, M_ij = 1{<w_j(0), x_i> > 0}: every initially active neuron
+    counted as able to fit a point, whatever its output sign. Plausible: with the Figure 1 convention (all signs and
+    labels positive) the factor is always 1, so dropping it changes nothing there."""
+    return (W0.T > 0) & (np.abs(y)[:, None] > 0)
+
+
+def theta_order_swapped(W, a, W0, a0, theta_lazy, *, original):
+    """The lazy-distance measurement of Figure 6 with the parameter vector built as (W, a) while the lazy solution is
+    stored as (a, W): two halves of one vector in swapped order. Plausible: both orders appear in the code, and the
+    norm, what every earlier check used, does not depend on the order."""
+    theta = np.concatenate([W.reshape(-1), a])
+    theta0 = np.concatenate([W0.reshape(-1), a0])
+    return float(np.linalg.norm(theta - theta_lazy) / np.linalg.norm(theta_lazy - theta0))
+
+
 BUGS = [
     Bug("gradient-flow-rates", f"{PKG}.algorithm:neuron_rates", gradient_flow_rates, "wrong constant or exponent",
         ci=True),
@@ -141,4 +157,6 @@ BUGS = [
     Bug("one-sign-min-norm", f"{PKG}.implicit_bias:min_norm_sq", one_sign_min_norm, "wrong measure"),
     Bug("plateau-before-removal", f"{PKG}.staircase:algorithm1", plateau_before_removal, "off-by-one"),
     Bug("mse-clock-in-sweep", f"{PKG}.sweep:gd_numba", mse_clock_in_sweep, "wrong constant or exponent"),
+    Bug("mask-without-signs", f"{PKG}.data:activation_mask", mask_without_signs, "wrong measure"),
+    Bug("theta-order-swapped", f"{PKG}.implicit_bias:lazy_distance", theta_order_swapped, "swapped arguments"),
 ]

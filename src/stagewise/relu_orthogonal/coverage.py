@@ -115,6 +115,13 @@ def coverage_signs_ignored(m: int, n: int) -> float:
     return float((1 - 0.5 ** m) ** n)
 
 
+def threshold_slope_signs_ignored(study: "CoverageStudy") -> float:
+    """Control of the threshold-slope claim: the slope in log2 n of the width at which the wrong formula (signs
+    ignored, (1 - 2^-m)^n) crosses 1/2, over the same n (about 1 instead of 2)."""
+    m_half = [np.log2(1 / (1 - 0.5 ** (1 / 2.0 ** k))) for k in study.log2n]      # (1 - 2^-m)^n = 1/2 solved for m
+    return float(np.polyfit(study.log2n, m_half, 1)[0])
+
+
 def mask_monte_carlo(y: np.ndarray, m: int, trials: int, rng: np.random.Generator) -> tuple[float, float]:
     """Proposition 2 from actual initial weights, not from the independent-bit model: ``trials`` draws of
     Assumption 3's init (w_j Gaussian, i.e. uniform directions; random output signs) against orthonormal

@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 
-LABELS = ("abs_gaussian", "gaussian", "rademacher", "uniform")
+LABELS = ("abs_gaussian", "gaussian", "rademacher", "uniform", "bounded")
 
 
 def make_labels(n: int, kind: str, rng: np.random.Generator) -> np.ndarray:
     """Labels y in R^n of the chapter's setting (y_i != 0): |N(0,1)| (Fig. 1), N(0,1) (Fig. 5),
-    Rademacher (ties, Assumption 4(ii) fails), U[1,2]."""
+    Rademacher (ties, Assumption 4(ii) fails), U[1,2], and ``bounded``: U(-1, 1), the bounded labels of
+    Theorem 3's hypothesis."""
     if kind == "abs_gaussian":
         return np.abs(rng.standard_normal(n))
     if kind == "gaussian":
@@ -25,6 +26,8 @@ def make_labels(n: int, kind: str, rng: np.random.Generator) -> np.ndarray:
         return rng.choice([-1.0, 1.0], size=n)
     if kind == "uniform":
         return rng.uniform(1.0, 2.0, size=n)
+    if kind == "bounded":
+        return rng.uniform(-1.0, 1.0, size=n)
     raise ValueError(f"unknown label kind {kind!r}; allowed: {LABELS}")
 
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from stagewise.core.parameters import ParameterError
-from stagewise.relu_orthogonal.algorithm import (LimitProcess, algorithm1, find_instances, frozen_prediction,
-                                                  order_and_sets_match)
+from stagewise.relu_orthogonal.algorithm import (LimitProcess, algorithm1, find_instances, frozen_jump_times,
+                                                  frozen_prediction, frozen_rates, order_and_sets_match,
+                                                  staircase_one_late)
 from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
                                                    norm_error_scale, plateau_error_scale, plateau_errors,
                                                    record_at)
@@ -24,7 +25,8 @@ from stagewise.relu_orthogonal.training import GDResult, balanced_state, gd_numb
 
 @dataclass
 class Figure1Prediction:
-    """The chosen draw and Algorithm 1 on it: step-size-corrected (``lp``) and gradient-flow (``lp_gf``)."""
+    """The chosen draw and Algorithm 1 on it: step-size-corrected (``lp``) and gradient-flow (``lp_gf``), and the
+    wrong predictions the controls hold the run against."""
 
     draw: int                 # index of the draw in its random stream
     y: np.ndarray             # labels (n,)
@@ -36,7 +38,9 @@ class Figure1Prediction:
     log_inv_lam: float        # log(1/lambda)
     lp: LimitProcess          # Algorithm 1 with the step-size correction, predicted directions stored
     lp_gf: LimitProcess       # Algorithm 1, gradient-flow form
-    lp_half_c: LimitProcess   # control: Algorithm 1 with half the loss constant (the clock off by 2)
+    lp_late: LimitProcess     # control: the staircase read one plateau late (``algorithm.staircase_one_late``)
+    lp_frozen_times: LimitProcess  # control: each neuron jumps at its initial waiting time (``algorithm.frozen_jump_times``)
+    lp_frozen_rates: LimitProcess  # control: exponents fall at their initial rates (``algorithm.frozen_rates``)
 
     @property
     def n(self) -> int:
@@ -92,9 +96,10 @@ def predict_figure1(seed: int, n: int, m: int, c: float, eta: float, log_inv_lam
                              f"separated by more than Theorem 2's O(1/log(1/lambda)) offsets at {log_inv_lam:g} "
                              "and a last jump before 3 sqrt(n); allowed: a larger value, e.g. 1000")
     (draw, (y, U, s, M)), = picked
-    return Figure1Prediction(draw=draw, y=y, U=U, s=s, M=M, c=c, eta=eta, log_inv_lam=log_inv_lam,
-                             lp=algorithm1(y, M, s, c=c, eta=eta, directions=True), lp_gf=algorithm1(y, M, s, c=c),
-                             lp_half_c=algorithm1(y, M, s, c=c / 2, eta=eta))
+    lp = algorithm1(y, M, s, c=c, eta=eta, directions=True)
+    return Figure1Prediction(draw=draw, y=y, U=U, s=s, M=M, c=c, eta=eta, log_inv_lam=log_inv_lam, lp=lp,
+                             lp_gf=algorithm1(y, M, s, c=c), lp_late=staircase_one_late(lp),
+                             lp_frozen_times=frozen_jump_times(lp), lp_frozen_rates=frozen_rates(lp))
 
 
 @dataclass

@@ -12,7 +12,8 @@ import numpy as np
 
 from stagewise.core.parameters import ParameterError
 from stagewise.numerics.fits import inverse_log_fit
-from stagewise.relu_orthogonal.algorithm import algorithm1, find_instances, frozen_prediction, order_and_sets_match
+from stagewise.relu_orthogonal.algorithm import (algorithm1, find_instances, frozen_prediction, order_and_sets_match,
+                                                  staircase_one_late)
 from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
                                                    plateau_error_scale, plateau_errors)
 from stagewise.relu_orthogonal.training import GDResult, gd_numba, steps_for
@@ -27,7 +28,7 @@ class Sweep:
     eta: float
     lps: list                 # Algorithm 1 per draw, step-size-corrected
     lps_gf: list              # Algorithm 1 per draw, gradient-flow form
-    lps_half_c: list          # control: Algorithm 1 with half the loss constant (the clock off by 2)
+    lps_late: list            # control: the staircase read one plateau late (``algorithm.staircase_one_late``)
     res: GDResult
 
     def run_index(self, d: int, a: int) -> int:
@@ -66,14 +67,14 @@ def run_sweep(draws: list, log_inv_lams, eta: float) -> Sweep:
     n = len(draws[0][1][0])
     lps = [algorithm1(y, M, s, eta=eta) for _, (y, U, s, M) in draws]
     lps_gf = [algorithm1(y, M, s) for _, (y, U, s, M) in draws]
-    lps_half = [algorithm1(y, M, s, c=0.5, eta=eta) for _, (y, U, s, M) in draws]
+    lps_late = [staircase_one_late(lp) for lp in lps]
     y = np.array([d[1][0] for d in draws for _ in Ls])
     U = np.array([d[1][1] for d in draws for _ in Ls])
     s = np.array([d[1][2] for d in draws for _ in Ls])
     ell = -np.array([[L] * m for _ in draws for L in Ls])
     steps = np.array([steps_for(lp, L, eta, 1.0, n) for lp in lps for L in Ls])
     res = gd_numba(y, U, s, ell, np.full(len(y), eta), 1.0, steps, rec_every=50, eta_name="sweep_lr")
-    return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, lps_half_c=lps_half, res=res)
+    return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, lps_late=lps_late, res=res)
 
 
 #: Round-off floor of the plateau-loss tolerance (relative to L^(0)), where lambda^(2 tau) underflows.
@@ -112,6 +113,18 @@ class SweepErrors:
     def unexplained(self, pairs: list | None = None) -> int:
         """Pairs (default: the mismatched ones) outside the ambiguous set, where Theorem 2 fixes the order."""
         return len(set(self.mismatched if pairs is None else pairs) - set(self.ambiguous))
+
+
+def ambiguous_by_lambda(sw: "Sweep", err: SweepErrors) -> list[int]:
+    """Number of draws whose jumps this lambda cannot resolve (``ambiguous_order``), per log(1/lambda) of the sweep."""
+    return [sum(L_ == float(L) for _, L_ in err.ambiguous) for L in sw.Ls]
+
+
+def mismatch_text(err: SweepErrors) -> str:
+    """The (draw, lambda) pairs whose jump order differs from Algorithm 1's, as words for the prose."""
+    if not err.mismatched:
+        return "none"
+    return "; ".join(f"draw {d} at log(1/lambda) = {L:g}" for d, L in err.mismatched)
 
 
 def offset_tolerance(n: int) -> float:

@@ -14,8 +14,9 @@ Statements of the chapter and the code that implements them:
   <= 2 d_h): ``attention_heads.head_matrices`` (paper eq. (1)), ``spectra.checkpoint_spectra``
   (difference of products); checked by ``attention_heads.extraction_error``,
   ``attention_heads.attention_output_error``, ``attention_heads.rank_tail`` and ``summaries.extraction_checks``.
-* ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal): context only, not
-  simulated in this chapter (see the diagonal-incremental chapter).
+* ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal; additions only, at most one head in one
+  layer gains rank per stage): context only, not simulated with diagonal weights here (see the diagonal-incremental
+  chapter); ``teacher`` runs the full-weight analogue of its Figure 2.
 * ``prop-transformer-rank-first-step``, ``prop-transformer-rank-adam-bound``, ``prop-transformer-rank-init``,
   ``prop-transformer-rank-chance`` (the elementary certainties of the run: Adam's and SGD's first step from the
   recorded initialization, Adam's step bound at the end of the schedule, the initialization's mean squares, the
@@ -28,7 +29,8 @@ Statements of the chapter and the code that implements them:
   an interval from the checkpoint scatter), ``summaries.claim_rows`` / ``claim_verdict`` (one empirical row per
   claim with its computed control, and the claims table's verdict read from it), ``summaries.random_change_ratio``
   and ``summaries.twin_gap`` (controls of the low-rank and scale rows), ``summaries.scale_error`` (sanity row of
-  the scaled replicas),
+  the scaled replicas), ``teacher.run_toy`` / ``seed_interval`` / ``per_seed_trend`` / ``toy_rows`` (claims (b) and
+  (c) in the teacher-student regime where the rank must grow, judged across seeds; paper App. A, Fig 2),
   ``figures.fig_spectra`` / ``fig_srank`` / ``fig_scale_svals`` / ``fig_scale_srank`` / ``fig_gpt``.
 
 Modules:
@@ -41,6 +43,7 @@ Modules:
 * ``training`` -- the batched training loop that checkpoints the attention weights.
 * ``settings`` -- the two experiments' settings (dataclasses) and the ``tiny`` / ``paper`` presets.
 * ``experiments`` -- the ViT and char-GPT experiments of the chapter (data, replicas, spectra).
+* ``teacher`` -- the teacher-student attention head (full weights, small start), batched over seeds.
 * ``summaries`` -- the scalar observables of the claims, their empirical rows and verdicts, the sanity rows.
 * ``theorems`` -- the measurements of the theorem rows (first step, Adam's bound, initialization, rank bound, chance).
 * ``bugs`` -- the catalogue of realistic bugs that ``stagewise power`` runs through the chapter.

@@ -146,3 +146,26 @@ def fig_gpt(gpt: GptRun, references: list[int] | None = None) -> plt.Figure:
     axes[0, L].set_xlabel("step")
     fig.tight_layout()
     return fig
+
+
+def fig_toy(toy) -> plt.Figure:
+    """Teacher-student regime (:mod:`stagewise.transformer_rank.teacher`): srank of Delta(W_K W_Q^T) and
+    Delta(W_V W_O^T) against the step, one thin line per seed, for the small scale, the default scale and the
+    rank-one teacher; dotted: the teacher's own stable rank (paper Fig 2, full weights)."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
+    styles = (("small", "tab:blue", "-", "small scale"), ("default", "tab:gray", "-", "default scale"),
+              ("rank1", "tab:orange", "--", "teacher cut to rank one"))
+    for ax, (which, name) in zip(axes, (("kq", r"W_KW_Q^\top"), ("vo", r"W_VW_O^\top"))):
+        curves = getattr(toy, which)
+        for variant, colour, ls, label in styles:
+            c = curves[variant].cpu().numpy()
+            for k in range(c.shape[1]):
+                ax.plot(toy.steps[1:], c[1:, k], color=colour, ls=ls, lw=1, alpha=0.7,
+                        label=label if k == 0 else None)
+        ax.axhline(toy.teacher_srank, color="k", ls=":", lw=1, label="teacher")
+        ax.set_title(rf"srank $\Delta({name})$")
+        ax.set_xlabel("gradient-descent step")
+    axes[0].set_ylabel("stable rank")
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig

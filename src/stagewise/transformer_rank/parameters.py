@@ -18,6 +18,8 @@ CHECKPOINT_BYTES = 8 * 2 ** 30
 VIT_STEP_OVERHEAD, GPT_STEP_OVERHEAD = 0.017, 0.002
 SECONDS_PER_MAC, GPT_SECONDS_PER_MAC, EVAL_SECONDS_PER_MAC = 4.2e-11, 3.5e-11, 1.0e-10
 SECONDS_PER_SHAPES32_IMAGE = 6e-4
+#: Teacher-student regime (4 variants per seed, 8 x 8 weights, 64 inputs of 8 tokens): seconds per seed and step.
+TOY_SECONDS_PER_SEED_STEP = 7e-4
 #: Kernel start, imports, data, spectra, figures and the extraction checks at the defaults.
 BASE_SECONDS = 30.0
 
@@ -76,7 +78,8 @@ def expected_seconds(values: dict) -> float:
     checkpoints = values.get("checkpoints", 20) + 7
     svd = 1e-9 * checkpoints * 2 * (replicas * vit["depth"] * vit["heads"] * vit["width"] ** 3
                                     + gpt["depth"] * gpt["heads"] * gpt["width"] ** 3)
-    return seconds + svd
+    toy = TOY_SECONDS_PER_SEED_STEP * values.get("toy_seeds", 8) * values.get("toy_steps", 600)
+    return seconds + svd + toy
 
 
 def check_parameters(values: dict) -> None:
