@@ -32,9 +32,13 @@ SERVED = PROJECT_ROOT / "_build" / "html" / "_sources" / "chapters"
 def build_environment(where: Path) -> Path:
     """A fresh venv in ``where`` with the pinned requirements and the package installed from its wheel; returns
     its ``bin`` folder."""
-    dist = where / "dist"
+    dist, tree = where / "dist", where / "source"           # built from a copy: the checkout gets no build/ folder
+    for part in ("src", "book/chapters"):
+        shutil.copytree(PROJECT_ROOT / part, tree / part, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(PROJECT_ROOT / name, tree / name)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist),
-                    str(PROJECT_ROOT)], check=True)
+                    str(tree)], check=True)
     wheel = next(dist.glob("stagewise-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", str(where / "venv")], check=True)
     pip = [str(where / "venv" / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
