@@ -1,37 +1,86 @@
-"""The chapter's figures (stagewise.linear_riccati.figures) build from small results of every experiment."""
+"""The chapter's figures: data taken out of small results of every experiment (``figure_data``), drawn by pure
+render functions (``figures``, no torch) from what a sidecar keeps, in the book, dark talk and poster styles."""
+import ast
+import inspect
+
 import matplotlib
 
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.linear_riccati import (data, figures, hidden_spectrum, mirror_experiments,  # noqa: E402
-                                      noise_experiments, reduction, relu_teacher, sweep, whitened_experiments)
+from stagewise.core import sidecar, styles  # noqa: E402
+from stagewise.linear_riccati import (data, figure_data, figures, hidden_spectrum,  # noqa: E402
+                                      implicit_bias, mirror_experiments, noise_experiments, reduction, relu_teacher,
+                                      sweep, whitened_experiments)
+
+PRESETS = ["book", "talk-16x9-dark", "poster"]
 
 
-def _ok(fig):
-    assert isinstance(fig, plt.Figure) and fig.axes
-    plt.close(fig)
+def _draw(render, figure, preset):
+    style = styles.resolve(preset)
+    arrays, values = sidecar.split(figure)          # what a sidecar keeps: the figure must draw from that alone
+    with style.context():
+        return style.finish(render(sidecar._unflatten({**arrays, **values}), style)), style
 
 
-def test_every_figure_builds():
-    """Figs. 1a, 4, spectrum, mirror, whitened, jump, noise and relu from tiny runs."""
+@pytest.fixture(scope="module")
+def every_figure():
+    """(render function, its data) for the eight figures, from tiny runs of every experiment."""
     gen = torch.Generator().manual_seed(0)
     p = data.make_regression(5, 10, 3, gen)
     sig = torch.linalg.svdvals(p.beta_star).numpy()
     red = reduction.full_vs_reduced(p, [1.0, 1e-4], 20, 0.01, 200, gen)
     gauss = hidden_spectrum.gaussian_runs(p, [1e-4, 1e-2, 1e-3, 1e-3], [0.0, 0.0, 1e-2, 1e-3], 20, 0.01, 200, gen)
-    _ok(figures.fig1a(red.full, gauss, sig, 10))
-    _ok(figures.fig4(gauss, sig, 10))
-    _ok(figures.spectrum(sweep.gamma_sweep([p], [0.01, 1.0], 0.02, 4.0), sig, 10, 0.02))
-    _ok(figures.mirror(mirror_experiments.mirror_identity(p, 0.05, np.linspace(0, 1, 11), [0.01, 0.005, 0.0025])))
     sw = np.array([2.0, 1.0])
     pw, U, V = data.make_whitened(3, sw, gen)
     white = whitened_experiments.gd_vs_closed_form(pw, U, V, sw, [1.0, 0.01], [0.04, 0.02, 0.01])
-    _ok(figures.whitened(white))
-    _ok(figures.jump(whitened_experiments.jump_rates(sw, [2, 4], white), white))
     lngd = noise_experiments.label_noise_gd([0.0, 0.5, 1.0], 0.5, 0.05, 400, gen)
-    _ok(figures.noise(lngd, noise_experiments.pure_noise_sde(3, 100, 1, 2)))
-    _ok(figures.relu(relu_teacher.teacher_student(10, 5, 20, [1e-4, 1.0], 0, 1, 0.05, 200, 50)))
+    mirror = mirror_experiments.mirror_identity(p, 0.05, np.linspace(0, 1, 11), [0.01, 0.005, 0.0025])
+    return {
+        "fig1a": (figures.fig1a, figure_data.fig1a(red.full, gauss, sig, 10)),
+        "fig4": (figures.fig4, figure_data.fig4(gauss, sig, 10)),
+        "spectrum": (figures.spectrum, figure_data.spectrum(sweep.gamma_sweep([p], [0.01, 1.0], 0.02, 4.0), sig, 10,
+                                                           0.02)),
+        "mirror": (figures.mirror, figure_data.mirror(mirror)),
+        "whitened": (figures.whitened, figure_data.whitened(white)),
+        "jump": (figures.jump, figure_data.jump(whitened_experiments.jump_rates(sw, [2, 4], white), white)),
+        "noise": (figures.noise, figure_data.noise(lngd, noise_experiments.pure_noise_sde(5, 100, 1, 2))),
+        "relu": (figures.relu, figure_data.relu(relu_teacher.teacher_student(10, 5, 20, [1e-4, 1.0], 0, 1, 0.05,
+                                                                             200, 50))),
+        "sigma_star": sig}
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("name", ["fig1a", "fig4", "spectrum", "mirror", "whitened", "jump", "noise", "relu"])
+def test_every_figure_draws_from_its_sidecar_in_every_style(every_figure, name, preset):
+    """Figs. 1a, 4, spectrum, mirror, whitened, jump, noise and relu: drawn from the sidecar's arrays and values,
+    with no text under the preset's minimum and, on the dark preset, every text legible."""
+    render, figure = every_figure[name]
+    fig, style = _draw(render, figure, preset)
+    assert fig.axes
+    assert styles.audit(fig, style) == []
+    plt.close(fig)
+
+
+def test_the_closed_forms_are_in_the_data(every_figure):
+    """The curves a figure draws without gradient descent are evaluated in figure_data: Corollary 3.1 on the fine
+    gamma grid and its stable rank, the jump process; the SDE keeps three paths, not every path."""
+    spectrum = every_figure["spectrum"][1]
+    assert spectrum["theory"].shape == (200, 10)
+    np.testing.assert_allclose(spectrum["theory"][7], implicit_bias.corollary_spectrum(every_figure["sigma_star"],
+                                                                                        spectrum["grid"][7], 10))
+    np.testing.assert_allclose(spectrum["grid_rank"], (spectrum["theory"] ** 2).sum(1) / spectrum["theory"][:, 0] ** 2)
+    jump = every_figure["jump"][1]
+    assert jump["closed"].shape == (2, 600, 2) and set(np.unique(jump["jump"])) <= {0.0, 1.0, 2.0, 1 / 3, 0.4}
+    assert every_figure["noise"][1]["sde"]["ratio"].shape[1] == 3
+
+
+def test_the_render_functions_import_no_torch_and_compute_nothing():
+    tree = ast.parse(inspect.getsource(figures))
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not {m for m in imported if m and ("torch" in m or m.startswith("stagewise"))}, imported

@@ -51,7 +51,9 @@ Modules:
     correlated    Lemma D.4's correlated example: a coordinate leaves and re-enters with the opposite sign
     assumptions   Assumptions 4.3-4.5 in practice: margins, Hessians, stage (B) reruns, perturbations
     full_head     beyond the theory: one attention head with full weight matrices
-    figures       the chapter's figures and its table of stages
+    figure_data   what each figure plots, taken out of the studies as plain arrays (the figures' data sidecars)
+    figures       the chapter's nine figures: pure render functions render(data, style), no torch
+    tables        the table of Algorithm 1's stages
     bugs          the catalogue of realistic bugs that ``stagewise power`` runs through the chapter
     reference     plain references for the benchmark and tests (autograd g, one GD run at a time)
 """

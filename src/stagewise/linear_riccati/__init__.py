@@ -78,7 +78,8 @@ Experiments (one per section of the chapter; each returns a dataclass) and figur
 - ``mirror_experiments``: the mirror identity along the beta-ODE, and the k = 1 mirror flow with its bounds.
 - ``whitened_experiments``: GD vs the Riccati closed form, half-times, and the approach to the jump process.
 - ``noise_experiments``: label-noise GD (Fig. 1b) and the pure-noise SDE (Fig. 3).
-- ``figures``: one function per figure of the chapter.
+- ``figure_data``: what each figure plots, as plain arrays (with the closed-form curves), for its sidecar.
+- ``figures``: one pure render function per figure, ``render(data, style)`` (no torch, no computation).
 
 Shared helpers come from :mod:`stagewise.numerics` (``fits.loglog_slope``, ``fits.first_crossing``,
 ``spectra.stable_rank_np``, ``flows.assert_finite``/``DivergenceError``).

@@ -1,180 +1,202 @@
-"""The chapter's figures, one function each (they take the experiments' results and return a Figure)."""
+"""The chapter's eight figures: pure render functions ``render(data, style) -> Figure`` of the data that
+:mod:`stagewise.linear_riccati.figure_data` takes out of the experiments (no torch, no computation: the closed-form
+curves are in the data), so that ``stagewise figure`` draws them again in any style from the run's sidecars."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import numpy as np
-
-from stagewise.linear_riccati.hidden_spectrum import GaussianRuns
-from stagewise.linear_riccati.implicit_bias import corollary_spectrum, hidden_singular_values
-from stagewise.linear_riccati.jump_process import jump_process, jump_time
-from stagewise.linear_riccati.mirror_experiments import MirrorRun
-from stagewise.linear_riccati.noise_experiments import LabelNoiseRun, PureNoiseSDE
-from stagewise.linear_riccati.relu_teacher import TeacherStudentRun
-from stagewise.linear_riccati.riccati import sigma_beta
-from stagewise.linear_riccati.sweep import Sweep
-from stagewise.linear_riccati.whitened_experiments import JumpRates, Whitened
-from stagewise.numerics.spectra import stable_rank_np
 
 
-def fig1a(full: dict, gauss: GaussianRuns, sigma_star: np.ndarray, d: int) -> plt.Figure:
-    """The paper's Fig. 1a: top-4 sigma(W1) for orthogonal I_gamma (gamma = 1, 1e-4; ``full`` records) and the first
-    two Gaussian runs, with Corollary 3.1 (at gamma_eff for the Gaussian runs) dashed."""
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.2), sharey=True)
-    g_eff = gauss.gamma_eff
-    panels = [(full, 0, r"orthogonal, $\gamma=1$", 1.0), (full, 1, r"orthogonal, $\gamma=10^{-4}$", 1e-4),
-              (gauss.records, 0, r"Gaussian std $0.01$ ($\gamma_{\rm eff}=%.2g$)" % g_eff[0], g_eff[0]),
-              (gauss.records, 1, r"Gaussian var $0.01$ ($\gamma_{\rm eff}=%.2g$)" % g_eff[1], g_eff[1])]
-    for ax, (res, j, title, g) in zip(axes, panels):
-        ax.semilogy(res["t"], res["sv_W1"][:, j, :4])
-        for v in corollary_spectrum(sigma_star, g, d)[:4]:
-            ax.axhline(v, ls="--", lw=0.8, color="k")
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel("t")
-    axes[0].set_ylabel(r"top-4 $\sigma_i(W_1)$")
+def _lw(style, factor: float) -> float:
+    """A line width as a fraction of the style's own (thin guides stay thin, and grow on slides)."""
+    return factor * float(style.rc.get("lines.linewidth", 1.5))
+
+
+def _ms(style, factor: float) -> float:
+    """A marker size as a fraction of the style's own."""
+    return factor * float(style.rc.get("lines.markersize", 6.0))
+
+
+def _xlabel(fig, text: str, style) -> None:
+    fig.supxlabel(text, fontsize=style.rc.get("axes.labelsize", "medium"))
+
+
+def _spectrum_panels(data: dict, style, size, guide: float) -> plt.Figure:
+    panels = list(data["panels"].values())
+    fig, axes = style.subplots(1, len(panels), size=size, sharey=True, squeeze=False)
+    axes = axes[0]
+    for ax, panel in zip(axes, panels):
+        ax.semilogy(panel["t"], panel["sv"])
+        for v in panel["theory"]:
+            ax.axhline(v, ls="--", lw=_lw(style, guide), color=style.ink)
+        ax.set_title(panel["title"], fontsize="medium")
+    axes[0].set_ylabel(data["ylabel"])
+    _xlabel(fig, "t", style)
     return fig
 
 
-def fig4(gauss: GaussianRuns, sigma_star: np.ndarray, d: int) -> plt.Figure:
-    """The paper's Fig. 4: all sigma(W1) when W2 also starts Gaussian (runs 2 and 3), Corollary 3.1 dashed."""
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharey=True)
-    res = gauss.records
-    for ax, j in zip(axes, [2, 3]):
-        ax.semilogy(res["t"], res["sv_W1"][:, j, :])
-        for v in corollary_spectrum(sigma_star, gauss.gamma_eff[j], d):
-            ax.axhline(v, ls="--", lw=0.6, color="k")
-        ax.set_title(r"$W_2$ variance $%g$, $W_1$ variance $10^{-3}$" % gauss.var_w2[j], fontsize=9)
-        ax.set_xlabel("t")
-    axes[0].set_ylabel(r"$\sigma_i(W_1)$")
-    return fig
+def fig1a(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-fig1a`` (the paper's Fig. 1a): top-4 sigma(W1) for orthogonal I_gamma (gamma = 1,
+    1e-4) and the first two Gaussian runs, with Corollary 3.1 (at gamma_eff for the Gaussian runs) dashed."""
+    return _spectrum_panels(data, style, (13, 3.4), 0.55)
 
 
-def spectrum(sweep: Sweep, sigma_star: np.ndarray, d: int, eta: float) -> plt.Figure:
-    """Corollary 3.1 against the GD limit over gamma (first data set), the stable rank, and the objective gap."""
-    k, gammas = len(sigma_star), sweep.gammas
-    n_gamma = len(gammas)
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-    gg = np.logspace(np.log10(gammas.min()) - 0.5, np.log10(gammas.max()) + 0.5, 200)
-    theory = corollary_spectrum(sigma_star, gg, d)
-    final = sweep.coarse.sv_W1[:n_gamma]
+def fig4(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-fig4`` (the paper's Fig. 4): all sigma(W1) when W2 also starts Gaussian, Corollary 3.1
+    at gamma_eff dashed."""
+    return _spectrum_panels(data, style, (8, 3.4), 0.4)
+
+
+def spectrum(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-spectrum``: Corollary 3.1 against the GD limit over gamma (first data set), the stable
+    rank of both, and the relative objective gap at two step sizes."""
+    k, d = data["k"], data["d"]
+    blue, orange = style.palette[0], style.palette[1]
+    fig, axes = style.subplots(1, 3, size=(12, 3.6))
     ax = axes[0]
-    ax.loglog(gg, theory[:, :k], color="C0", lw=1)
+    ax.loglog(data["grid"], data["theory"][:, :k], color=blue, lw=_lw(style, 0.67))
     if k < d:
-        ax.loglog(gg, theory[:, k], color="C1", lw=1, label=r"$\sqrt{2\gamma}$ ($d-k$ fold)")
-    ax.loglog(gammas, final[:, :k], "o", color="C0", ms=4)
-    if k < d:
-        ax.loglog(gammas, final[:, k:], "x", color="C1", ms=4)
-    ax.set_xlabel(r"$\gamma$"); ax.set_ylabel(r"$\sigma_i(W_1^\infty)$"); ax.legend(fontsize=8)
-    ax.set_title("Corollary 3.1 (lines) vs GD (markers)", fontsize=9)
+        ax.loglog(data["grid"], data["theory"][:, k], color=orange, lw=_lw(style, 0.67),
+                  label=r"$\sqrt{2\gamma}$ ($d-k$ fold)")
+        ax.loglog(data["gammas"], data["final"][:, k:], "x", color=orange, ms=_ms(style, 0.67))
+        ax.legend(fontsize="small")
+    ax.loglog(data["gammas"], data["final"][:, :k], "o", color=blue, ms=_ms(style, 0.67))
+    ax.set_ylabel(r"$\sigma_i(W_1^\infty)$")
+    ax.set_title("Corollary 3.1 (lines)\nGD (markers)", fontsize="medium")
     ax = axes[1]
-    ax.loglog(gg, stable_rank_np(theory), color="k", lw=1, label="formula")
-    ax.loglog(gammas, stable_rank_np(final), "o", ms=4, label="GD")
-    ax.axhline(k, ls=":", color="gray"); ax.axhline(d, ls=":", color="gray")
-    ax.set_xlabel(r"$\gamma$"); ax.set_ylabel(r"stable rank of $W_1^\infty$"); ax.legend(fontsize=8)
+    ax.loglog(data["grid"], data["grid_rank"], color=style.ink, lw=_lw(style, 0.67), label="formula")
+    ax.loglog(data["gammas"], data["final_rank"], "o", color=blue, ms=_ms(style, 0.67), label="GD")
+    ax.axhline(k, ls=":", color=style.muted)
+    ax.axhline(d, ls=":", color=style.muted)
+    ax.set_ylabel(r"stable rank of $W_1^\infty$")
+    ax.legend(fontsize="small", loc="lower right")
     ax = axes[2]
-    ax.loglog(gammas, np.abs(sweep.coarse.obj_gap[:n_gamma]), "o-", ms=4, label=rf"$\eta={eta:g}$")
-    ax.loglog(gammas, np.abs(sweep.fine.obj_gap[:n_gamma]), "s-", ms=4, label=rf"$\eta={eta / 2:g}$")
-    ax.set_xlabel(r"$\gamma$"); ax.set_ylabel(r"(objective at GD limit $- V^*$)$/V^*$"); ax.legend(fontsize=8)
+    ax.loglog(data["gammas"], data["gap_eta"], "o-", ms=_ms(style, 0.67), label=rf"$\eta={data['eta']:g}$")
+    ax.loglog(data["gammas"], data["gap_eta2"], "s-", ms=_ms(style, 0.67), label=rf"$\eta={data['eta'] / 2:g}$")
+    ax.set_ylabel(r"(objective $- V^*$)$/V^*$")
+    ax.legend(fontsize="small")
+    _xlabel(fig, r"$\gamma$", style)
     return fig
 
 
-def mirror(m: MirrorRun) -> plt.Figure:
-    """sigma(beta) from the beta-ODE against GD at the smallest step, and the GD -> ODE gap against eta."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-    axes[0].plot(m.times, m.sv_ode, color="k", lw=1)
-    axes[0].plot(m.gd_finest["t"], m.gd_finest["sv_beta"][:, 0], "o", ms=2, color="C3")
-    axes[0].set_xlabel("t"); axes[0].set_ylabel(r"$\sigma_i(\beta)$")
-    axes[0].set_title(r"$\beta$-ODE (lines) vs GD $\eta=%g$ (dots)" % m.etas[-1], fontsize=9)
-    axes[1].loglog(m.etas, m.errs, "o-")
-    axes[1].set_xlabel(r"$\eta$"); axes[1].set_ylabel(r"$\max_t\|\beta_{GD}-\beta_{ODE}\|_\infty$")
+def mirror(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-mirror``: sigma(beta) from the beta-ODE against GD at the smallest step, and the GD ->
+    ODE gap against eta."""
+    fig, axes = style.subplots(1, 2, size=(10, 3.4))
+    axes[0].plot(data["times"], data["sv_ode"], color=style.ink, lw=_lw(style, 0.67))
+    axes[0].set_xlabel("t")
+    axes[0].set_ylabel(r"$\sigma_i(\beta)$")
+    gd = data["gd"]
+    if gd is None:
+        axes[0].set_title(r"$\beta$-ODE (GD not run)", fontsize="medium")
+        axes[1].text(0.5, 0.5, "GD not run: step size unstable", ha="center", va="center", transform=axes[1].transAxes)
+        return fig
+    axes[0].plot(gd["t"], gd["sv"], "o", ms=_ms(style, 0.33), color=style.palette[3])
+    axes[0].set_title(r"$\beta$-ODE (lines), GD $\eta=%g$ (dots)" % gd["eta_finest"], fontsize="medium")
+    axes[1].loglog(gd["etas"], gd["errs"], "o-")
+    axes[1].set_xticks(gd["etas"], [f"{eta:g}" for eta in gd["etas"]])
+    axes[1].xaxis.set_minor_formatter(plt.NullFormatter())
+    axes[1].set_xlabel(r"$\eta$")
+    axes[1].set_ylabel(r"$\max_t\|\beta_{GD}-\beta_{ODE}\|_\infty$")
     return fig
 
 
-def whitened(w: Whitened) -> plt.Figure:
-    """Top: closed form (lines) vs GD at the largest step (dots) per gamma, exact half-times dotted. Bottom: the gap
-    against eta per gamma, and sigma(W1) for the smallest gamma against Lemma C.10 of the closed form."""
-    gw, k = w.gammas, len(w.sigma_star)
-    ng = len(gw)
-    # One grid for both rows, laid out by constrained layout: the former tight layout of subplots from two
-    # different grids warned into the notebook (with a path of the machine) that it could not lay them out.
-    fig = plt.figure(figsize=(max(9.0, 2.8 * ng), 6.4), layout="constrained")
-    grid = fig.add_gridspec(2, 2 * ng)
-    top = [fig.add_subplot(grid[0, 2 * j:2 * j + 2]) for j in range(ng)]
-    bottom = [fig.add_subplot(grid[1, :ng]), fig.add_subplot(grid[1, ng:])]
-    r = w.runs[0]
-    sub = slice(None, None, max(1, len(r.t) // 60))
+def whitened(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-whitened``. Top: closed form (lines) vs GD at the largest step (dots) per gamma, exact
+    half-times dotted. Bottom: the gap against eta per gamma, and sigma(W1) for the smallest gamma against Lemma
+    C.10 of the closed form."""
+    labels = data["gamma_labels"]
+    ng = len(labels)
+    # Two rows as two subfigures, each laid out by constrained layout on its own: the bottom row's legend and labels
+    # do not open gaps between the top row's panels (one grid for both did; two grids under a tight layout warned
+    # into the notebook, with a path of the machine, that they could not be laid out)
+    fig, first = style.subplots(size=(max(9.0, 2.8 * ng), 6.4))
+    first.remove()
+    with style.context():                      # the axes read the style's rcParams when they are made
+        upper, lower = fig.subfigures(2, 1)
+        top = list(upper.subplots(1, ng, squeeze=False)[0])
+        bottom = list(lower.subplots(1, 2))
     for j, ax in enumerate(top):
-        ax.plot(r.t, r.cf[:, j, :], color="k", lw=1)
-        ax.plot(r.t[sub], r.modes[sub, j, :], "o", ms=2.5, color="C3")
-        for i in range(k):
-            ax.axvline(w.t_exact[j, i], ls=":", lw=0.7, color="gray")
-        ax.set_title(rf"$\gamma={gw[j]:g}$", fontsize=9); ax.set_xlabel("t")
+        ax.plot(data["t"], data["cf"][:, j, :], color=style.ink, lw=_lw(style, 0.67))
+        ax.plot(data["t_dots"], data["modes_dots"][:, j, :], "o", ms=_ms(style, 0.42), color=style.palette[3])
+        for t_half in data["t_exact"][j]:
+            ax.axvline(t_half, ls=":", lw=_lw(style, 0.47), color=style.muted)
+        ax.set_title(labels[j], fontsize="medium")
+        ax.set_xlabel("t")
     top[0].set_ylabel(r"$\sigma_{\beta,i}(t)$")
-    etas = [run.eta for run in w.runs]
     for j in range(ng):
-        bottom[0].loglog(etas, w.err[:, j], "o-", label=rf"$\gamma={gw[j]:g}$")
-    bottom[0].set_xlabel(r"$\eta$"); bottom[0].set_ylabel(r"$\max_{t,i}|\sigma_{GD}-\sigma_{\rm closed}|$")
-    bottom[0].legend(fontsize=8)
-    jj = int(np.argmin(gw))
-    bottom[1].semilogy(r.t_rec, r.sv_W1[:, jj, :], color="C0", lw=1)
-    bottom[1].semilogy(r.t, hidden_singular_values(r.cf[:, jj, :], gw[jj]), "k--", lw=0.8)
-    bottom[1].set_xlabel("t"); bottom[1].set_ylabel(r"$\sigma_i(W_1)$")
-    bottom[1].set_title(rf"hidden layer, $\gamma={gw[jj]:g}$", fontsize=9)
+        bottom[0].loglog(data["etas"], data["err"][:, j], "o-", label=labels[j])
+    bottom[0].set_xticks(data["etas"], [f"{eta:g}" for eta in data["etas"]])
+    bottom[0].xaxis.set_minor_formatter(plt.NullFormatter())
+    bottom[0].set_xlabel(r"$\eta$")
+    bottom[0].set_ylabel(r"$\max_{t,i}|\sigma_{GD}-\sigma_{\rm closed}|$")
+    bottom[0].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), borderaxespad=0.2)
+    hidden = data["hidden"]
+    bottom[1].semilogy(hidden["t_rec"], hidden["sv_W1"], color=style.palette[0], lw=_lw(style, 0.67))
+    bottom[1].semilogy(hidden["t"], hidden["closed"], "--", color=style.ink, lw=_lw(style, 0.55))
+    bottom[1].set_xlabel("t")
+    bottom[1].set_ylabel(r"$\sigma_i(W_1)$")
+    bottom[1].set_title(f"hidden layer, {hidden['label']}", fontsize="medium")
     return fig
 
 
-def jump(j: JumpRates, w: Whitened) -> plt.Figure:
-    """Left: closed form in rescaled time for gamma = 10^-p, the jump process (dashed), GD (gamma < 0.1) dots.
-    Right: rescaled half-times against 1/ln(1/gamma) with the first-order prediction."""
-    sig = w.sigma_star
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    tau = np.linspace(0, 1.2 * jump_time(sig.min()), 600)
-    for p, g in zip(j.powers, j.gammas):
-        axes[0].plot(tau, sigma_beta(sig[None, :], g, np.log(1 / g) * tau[:, None]), lw=1,
-                     color=plt.cm.viridis(np.log(p) / np.log(max(j.powers) + 1)))
-    axes[0].plot(tau, jump_process(sig[None, :], tau[:, None]), "k--", lw=0.8)
-    r = w.runs[0]
-    for i, g in enumerate(w.gammas):
-        if g < 0.1:
-            keep = r.t / np.log(1 / g) <= tau[-1]
-            sub = np.flatnonzero(keep)[::max(1, keep.sum() // 40)]
-            axes[0].plot(r.t[sub] / np.log(1 / g), r.modes[sub, i, :], "o", ms=2, color="C3")
-    axes[0].set_xlabel(r"rescaled time $\tau=t/\ln(1/\gamma)$"); axes[0].set_ylabel(r"$\sigma_{\beta,i}$")
-    xs = np.linspace(0, 1 / j.log_inv_gamma.min(), 50)
-    for i in range(len(sig)):
-        axes[1].plot(1 / j.log_inv_gamma, j.rescaled[:, i], "o", ms=4, label=rf"$\sigma_*={sig[i]:.3g}$")
-        axes[1].plot(xs, jump_time(sig[i]) + np.log(2 * sig[i]) / (2 * sig[i]) * xs, "k--", lw=0.7)
-    axes[1].set_xlabel(r"$1/\ln(1/\gamma)$"); axes[1].set_ylabel(r"$t_{1/2,i}/\ln(1/\gamma)$")
-    axes[1].legend(fontsize=8)
+def jump(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-jump``. Left: closed form in rescaled time for gamma = 10^-p (lighter: larger p), the
+    jump process (dashed), GD (gamma < 0.1) dots. Right: rescaled half-times against 1/ln(1/gamma) with the
+    first-order prediction (dashed)."""
+    fig, axes = style.subplots(1, 2, size=(10, 3.6))
+    shades = style.sequence(len(data["powers"]))
+    for closed, color in zip(data["closed"], shades):
+        axes[0].plot(data["tau"], closed, lw=_lw(style, 0.67), color=color)
+    axes[0].plot(data["tau"], data["jump"], "--", color=style.ink, lw=_lw(style, 0.55))
+    for run in data["gd"].values():
+        axes[0].plot(run["tau"], run["modes"], "o", ms=_ms(style, 0.33), color=style.palette[3])
+    axes[0].set_xlabel(r"rescaled time $\tau=t/\ln(1/\gamma)$")
+    axes[0].set_ylabel(r"$\sigma_{\beta,i}$")
+    for i, s in enumerate(data["sigma_star"]):
+        axes[1].plot(data["inv_log"], data["rescaled"][:, i], "o", ms=_ms(style, 0.67), label=rf"$\sigma_*={s:.3g}$")
+        axes[1].plot(data["xs"], data["first_order"][i], "--", color=style.ink, lw=_lw(style, 0.47))
+    axes[1].set_xlabel(r"$1/\ln(1/\gamma)$")
+    axes[1].set_ylabel(r"$t_{1/2,i}/\ln(1/\gamma)$")
+    axes[1].legend(fontsize="small")
     return fig
 
 
-def noise(lngd: LabelNoiseRun, sde: PureNoiseSDE) -> plt.Figure:
-    """Fig. 1b (GD and label-noise GD at the largest delta, heuristic decay dashed) and Fig. 3 (SDE paths)."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.3))
-    last = len(lngd.deltas) - 1
-    for ax, jj in zip(axes[:2], [0, last]):
-        (ax.plot if jj == 0 else ax.semilogy)(lngd.steps_axis, lngd.sv[:, jj, :])
-        ax.set_title((r"GD" if jj == 0 else rf"label-noise GD, $\delta={lngd.deltas[jj]:g}$")
-                     + rf", $\gamma={lngd.gamma:g}$", fontsize=9)
-        ax.set_xlabel("step"); ax.set_ylabel(r"$\sigma_i(W_1)$")
-    axes[1].semilogy(lngd.steps_axis, np.exp(-(lngd.eta * lngd.deltas[last]) ** 2 / 2 * lngd.steps_axis), "k--",
-                     lw=0.8, label=r"$e^{-\eta^2\delta^2 m/2}$")
-    axes[1].legend(fontsize=8)
-    for p in range(min(3, sde.ratio.shape[1])):
-        axes[2].semilogy(sde.t, sde.ratio[:, p], lw=0.8, color="C0")
-        axes[2].semilogy(sde.t, sde.comm[:, p], lw=0.8, color="C1")
-    axes[2].semilogy(sde.t, sde.med_ratio, "C0", lw=2, label=r"median $\sigma_2/\sigma_1$")
-    axes[2].semilogy(sde.t, sde.med_comm, "C1", lw=2, label=r"median $\|[w_1,a]\|/(\|w_1\|\|a\|)$")
-    axes[2].set_xlabel("t"); axes[2].legend(fontsize=7); axes[2].set_title("pure-noise SDE (4.1), d = 2", fontsize=9)
+def noise(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-noise``: Fig. 1b (GD and label-noise GD at the largest delta, heuristic decay dashed)
+    and Fig. 3 (paths and medians of the pure-noise SDE); one legend below the panels."""
+    fig, axes = style.subplots(1, 3, size=(13, 3.9))
+    axes[0].plot(data["steps"], data["sv_gd"])
+    axes[0].set_title(rf"GD, $\gamma={data['gamma']:g}$", fontsize="medium")
+    axes[1].semilogy(data["steps"], data["sv_noisy"])
+    axes[1].semilogy(data["steps"], data["heuristic"], "--", color=style.ink, lw=_lw(style, 0.55),
+                     label=r"heuristic $e^{-\eta^2\delta^2 m/2}$")
+    axes[1].set_title(rf"label-noise GD, $\delta={data['delta']:g}$", fontsize="medium")
+    for ax in axes[:2]:
+        ax.set_xlabel("step")
+        ax.set_ylabel(r"$\sigma_i(W_1)$")
+    sde = data["sde"]
+    blue, orange = style.palette[0], style.palette[1]
+    axes[2].semilogy(sde["t"], sde["ratio"], lw=_lw(style, 0.55), color=blue)
+    axes[2].semilogy(sde["t"], sde["comm"], lw=_lw(style, 0.55), color=orange)
+    axes[2].semilogy(sde["t"], sde["med_ratio"], color=blue, lw=_lw(style, 1.33), label=r"median $\sigma_2/\sigma_1$")
+    axes[2].semilogy(sde["t"], sde["med_comm"], color=orange, lw=_lw(style, 1.33),
+                     label=r"median $\|[w_1,a]\|/(\|w_1\|\|a\|)$")
+    axes[2].set_xlabel("t")
+    axes[2].set_title("pure-noise SDE\n(4.1), d = 2", fontsize="medium")
+    handles = [h for ax in axes[1:] for h in ax.get_legend_handles_labels()[0]]
+    fig.legend(handles, [h.get_label() for h in handles], loc="outside lower center", ncols=3, fontsize="small")
     return fig
 
 
-def relu(result: TeacherStudentRun) -> plt.Figure:
-    """Figs. 2 and 5: student hidden-weight singular values (first data set) at small and large scale; losses."""
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.3))
-    for ax, j, title in ((axes[0], 0, r"small init ($10^{-4}$)"), (axes[1], 1, "large init (1)")):
-        ax.semilogy(result.t, result.sv[:, 0, j, :])
-        ax.set_title(title, fontsize=9); ax.set_xlabel("t"); ax.set_ylabel(r"$\sigma_i$(hidden weights)")
-    axes[2].loglog(result.t[1:], result.loss[1:, :, 0])
-    axes[2].set_xlabel("t"); axes[2].set_ylabel("training loss (small init)")
+def relu(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-relu`` (the paper's Figs. 2 and 5): student hidden-weight singular values (first seed)
+    at small and large initialization; training losses at small initialization, every seed."""
+    fig, axes = style.subplots(1, 3, size=(13, 3.4))
+    for ax, key, title in ((axes[0], "sv_small", r"small init ($10^{-4}$)"), (axes[1], "sv_large", "large init (1)")):
+        ax.semilogy(data["t"], data[key])
+        ax.set_title(title, fontsize="medium")
+        ax.set_ylabel(r"$\sigma_i$(hidden weights)")
+    axes[2].loglog(data["loss_t"], data["loss"])
+    axes[2].set_ylabel("training loss (small init)")
+    _xlabel(fig, "t", style)
     return fig

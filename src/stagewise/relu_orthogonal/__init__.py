@@ -57,7 +57,8 @@ Modules:
 * ``sweep``: Theorem 2 as lambda -> 0, several draws and lambdas in one batch.
 * ``assumption4``: when Assumption 4 fails: uncovered points, ties.
 * ``implicit_bias``: the norm-versus-n and norm-versus-width experiments (Figs. 5, 6).
-* ``figures``: the chapter's figures, one function each.
+* ``figure_data``: what each figure plots, taken out of the experiments' results as plain arrays (its sidecar).
+* ``figures``: the chapter's figures, one pure render function ``render(data, style)`` each (no torch).
 * ``reference``: the plain NumPy GD loop the tests and the benchmark compare against.
 * ``parameters``: the chapter's cross-parameter validator ``check_parameters``.
 * ``bugs``: the catalogue of realistic bugs that ``stagewise power`` runs through the chapter.

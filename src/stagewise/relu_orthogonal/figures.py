@@ -1,149 +1,156 @@
-"""The figures of the relu-orthogonal chapter (replicas of the paper's Figures 1, 3, 4, 5 and 6).
-
-Each function takes the experiment's result dataclass and returns a Matplotlib figure; the
-chapter exports it with ``run.figure``.
-"""
+"""The figures of the relu-orthogonal chapter (replicas of the paper's Figures 1, 3, 4, 5 and 6): pure render
+functions ``render(data, style) -> Figure`` of the data that :mod:`stagewise.relu_orthogonal.figure_data` takes
+out of the experiments (no torch, no computation), so that ``stagewise figure`` draws them again in any style
+from the run's sidecars."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from stagewise.numerics.fits import inverse_log_fit
-from stagewise.relu_orthogonal.coverage import CoverageStudy
-from stagewise.relu_orthogonal.implicit_bias import NormGD, NormScaling, WidthStudy
-from stagewise.relu_orthogonal.staircase import Figure1Run
-from stagewise.relu_orthogonal.sweep import Sweep, SweepErrors
+
+def _width(style, factor: float = 1.0) -> float:
+    """A line width relative to the style's (today's book widths are factors of Matplotlib's 1.5)."""
+    return factor * style.rc.get("lines.linewidth", 1.5) / 1.5
 
 
-def _colors() -> list:
-    return plt.rcParams["axes.prop_cycle"].by_key()["color"]
+def _marker(style, size: float) -> float:
+    """A marker size relative to the style's (today's book sizes are relative to Matplotlib's 6)."""
+    return size * style.rc.get("lines.markersize", 6.0) / 6.0
 
 
-def staircase(fr: Figure1Run) -> plt.Figure:
+def _color(style, i: int) -> str:
+    return style.palette[i % len(style.palette)]
+
+
+def staircase(data: dict, style) -> plt.Figure:
     """Figure 1: loss staircase against Algorithm 1's plateaus and jump epochs; points fitted per neuron."""
-    pred, res, ep = fr.pred, fr.res, fr.res.rec_steps
-    lp, L, eta = pred.lp, pred.log_inv_lam, pred.eta
-    fig, (ax, bx) = plt.subplots(2, 1, figsize=(7.5, 6), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
-    ax.semilogy(ep, res.loss[0], lw=1.5, label="gradient descent")
-    ax.semilogy(ep, np.maximum(lp.loss(ep * eta / L), 1e-30), "k--", lw=1, label="Algorithm 1 plateaus $L^{(k)}$")
-    for tk in lp.times:
-        ax.axvline(tk * L / eta, color="0.6", ls=":", lw=1)
-        bx.axvline(tk * L / eta, color="0.6", ls=":", lw=1)
-    ax.set_ylim(max(res.loss[0].min(), 1e-12), 2 * res.loss[0].max()); ax.set_ylabel("training loss")
+    ep = data["epochs"]
+    fig, (ax, bx) = style.subplots(2, 1, size=(7.5, 6), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+    ax.semilogy(ep, data["loss"], lw=_width(style, 1.5), label="gradient descent")
+    ax.semilogy(ep, data["plateaus"], "--", color=style.ink, lw=_width(style), label="Algorithm 1 plateaus $L^{(k)}$")
+    for epoch in data["jump_epochs"]:
+        for a in (ax, bx):
+            a.axvline(epoch, color=style.muted, ls=":", lw=_width(style))
+    ax.set_ylim(*data["ylim"])
+    ax.set_ylabel("training loss")
     ax.legend(loc="lower left")
-    for j in range(pred.m):
-        pts = fr.gd_sets[j]
-        if pts.size:
-            bx.plot(ep, (res.point_fit[0][pts][None, :] <= ep[:, None]).sum(1), label=f"neuron {j}")
-    bx.set_xlabel("epoch"); bx.set_ylabel("fitted points"); bx.legend(ncol=3, fontsize=8)
-    ax.set_xlim(0.8 * fr.t1_step, ep[-1])
+    handles = [bx.plot(ep, counts, color=_color(style, int(j)), label=f"neuron {j}")[0]
+               for j, counts in zip(data["neurons"], data["fitted"])]
+    bx.set_xlabel("epoch")
+    bx.set_ylabel("fitted points")
+    if handles:     # a legend without artists warns in the notebook
+        fig.legend(handles=handles, loc="outside right upper", fontsize="small")
+    ax.set_xlim(*data["xlim"])
     return fig
 
 
-def lognorms(fr: Figure1Run) -> plt.Figure:
-    """Figure 3: log ||w_j|| against the broken lines -tau_j(t) log(1/lambda) of Algorithm 1."""
-    pred, res, ep = fr.pred, fr.res, fr.res.rec_steps
-    lp, L = pred.lp, pred.log_inv_lam
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    tau_pred = lp.exponents(ep * pred.eta / L)
-    colors = _colors()
-    final_log = {j: 0.5 * np.log(np.linalg.norm(pred.y[S])) for j, S in zip(lp.neurons, lp.fitted_sets)}
-    for j in range(pred.m):
-        col = colors[j % len(colors)]
-        ax.plot(ep, res.log_norm[0, :, j], color=col, lw=1.5, label=f"neuron {j}")
-        line = -tau_pred[:, j] * L
-        if j in final_log:
-            line = np.where(tau_pred[:, j] <= 0, final_log[j], line)
-        ax.plot(ep, line, color="k", ls="--", lw=0.8, zorder=3)
-    ax.set_xlabel("epoch"); ax.set_ylabel(r"$\log\|w_j\|$"); ax.legend(ncol=3, fontsize=8)
+def lognorms(data: dict, style) -> plt.Figure:
+    """Figure 3: log ||w_j|| against the broken lines -tau_j(t) log(1/lambda) of Algorithm 1 (dashed, ink)."""
+    ep, log_norm, predicted = data["epochs"], data["log_norm"], data["predicted"]
+    fig, ax = style.subplots(size=(7.5, 4.5))
+    for j in range(log_norm.shape[1]):
+        ax.plot(ep, log_norm[:, j], color=_color(style, j), lw=_width(style, 1.5), label=f"neuron {j}")
+        ax.plot(ep, predicted[:, j], color=style.ink, ls="--", lw=_width(style, 0.8), zorder=3)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel(r"$\log\|w_j\|$")
+    fig.legend(loc="outside right upper", fontsize="small")
     return fig
 
 
-def snapshots(fr: Figure1Run, rng: np.random.Generator) -> plt.Figure:
-    """Figure 4: neurons (dots) and predicted directions (crosses) projected on a random plane, six epochs."""
-    pred, res = fr.pred, fr.res
-    lp, L = pred.lp, pred.log_inv_lam
-    P = np.linalg.qr(rng.standard_normal((pred.n, 2)))[0]
-    colors = _colors()
-    fig, axes = plt.subplots(2, 3, figsize=(9, 6), subplot_kw={"projection": "polar"})
-    stage_of = lp.stage(fr.snaps * pred.eta / L)
-    for ax, k_snap, st, label in zip(axes.flat, range(len(fr.snaps)), stage_of, "abcdef"):
-        d = res.snaps_dir[0, k_snap] @ P
-        rad = res.snaps_log[0, k_snap] + L
-        for j in range(pred.m):
-            col = colors[j % len(colors)]
-            ax.plot([np.arctan2(d[j, 1], d[j, 0])], [rad[j]], "o", color=col)
-            pdir = lp.directions[min(st, len(lp.directions) - 1)][j] @ P
-            if np.any(pdir):
-                ax.plot([np.arctan2(pdir[1], pdir[0])], [rad[j]], "x", color=col, ms=9)
-        ax.set_title(f"({label}) epoch {fr.snaps[k_snap]:,}", fontsize=9); ax.set_yticklabels([]); ax.set_xticklabels([])
-        ax.set_ylim(0, L + 1)
+def snapshots(data: dict, style) -> plt.Figure:
+    """Figure 4: neurons (dots) and predicted directions (crosses) on a random plane (drawn in the data), six
+    epochs; angle = projected direction, radius = log ||w_j|| + log(1/lambda)."""
+    fig, axes = style.subplots(2, 3, size=(9, 6), subplot_kw={"projection": "polar"})
+    angle, radius, predicted = data["angle"], data["radius"], data["predicted_angle"]
+    for ax, k, label in zip(axes.flat, range(len(data["epochs"])), "abcdef"):
+        for j in range(angle.shape[1]):
+            ax.plot([angle[k, j]], [radius[k, j]], "o", color=_color(style, j))
+            if np.isfinite(predicted[k, j]):
+                ax.plot([predicted[k, j]], [radius[k, j]], "x", color=_color(style, j), ms=_marker(style, 9))
+        ax.set_title(f"({label}) epoch {int(data['epochs'][k]):,}", fontsize="medium")
+        ax.set_yticklabels([])
+        ax.set_xticklabels([])
+        ax.set_ylim(0, data["rmax"])
     return fig
 
 
-def sweep(sw: Sweep, err: SweepErrors) -> plt.Figure:
+def sweep(data: dict, style) -> plt.Figure:
     """Theorem 2 on the first draw: jump times against 1/log(1/lambda) with the extrapolation; loss curves."""
-    Ls, lp, lp_gf, colors = sw.Ls, sw.lps[0], sw.lps_gf[0], _colors()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
-    x = 1 / Ls
-    for k in range(lp.K):
-        ax.plot(x, err.that[0, :, k], "o-", color=colors[k % len(colors)], ms=4)
-        t0, C = inverse_log_fit(Ls[-3:], err.that[0, -3:, k], 1)
-        xx = np.linspace(0, x[-3], 20)
-        ax.plot(xx, t0 + C * xx, ":", color=colors[k % len(colors)])
-        ax.plot([0], [lp.times[k]], "*", color="k", ms=9)
-        ax.plot([0], [lp_gf.times[k]], "d", mfc="none", color="0.4", ms=7)
-    ax.set_xlabel(r"$1/\log(1/\lambda)$"); ax.set_ylabel(r"accelerated jump time $\hat t_k$")
+    fig, (ax, bx) = style.subplots(1, 2, size=(10, 4))
+    that, x = data["that"], data["x"]
+    for k in range(len(that)):
+        color = _color(style, k)
+        ax.plot(x, that[k], "o-", color=color, ms=_marker(style, 4))
+        if len(data["fit_x"]):
+            ax.plot(data["fit_x"], data["fit_y"][k], ":", color=color)
+        ax.plot([0], [data["alg1_times"][k]], "*", color=style.ink, ms=_marker(style, 9))
+        if k < len(data["gf_times"]):
+            ax.plot([0], [data["gf_times"][k]], "d", mfc="none", color=style.muted, ms=_marker(style, 7))
+    ax.set_xlabel(r"$1/\log(1/\lambda)$")
+    ax.set_ylabel(r"accelerated jump time $\hat t_k$")
     ax.set_xlim(left=-0.002)
-    for a, L in enumerate(Ls):
-        bx.semilogy(sw.res.rec_steps * sw.eta / L, sw.res.loss[sw.run_index(0, a)], lw=1.2,
-                    label=fr"$\log(1/\lambda)={L:g}$")
-    tgrid = np.linspace(0, lp.times[-1] * 1.15, 2000)
-    bx.semilogy(tgrid, np.maximum(lp.loss(tgrid), 1e-12), "k--", lw=1, label="Algorithm 1")
-    bx.set_xlim(0, lp.times[-1] * 1.15); bx.set_ylim(1e-6, 1)
-    bx.set_xlabel("accelerated time $t$"); bx.set_ylabel("training loss"); bx.legend(fontsize=8)
+    for L, t, loss, color in zip(data["Ls"], data["curve_t"], data["curve_loss"], style.sequence(len(data["Ls"]))):
+        bx.semilogy(t, loss, lw=_width(style, 1.2), color=color, label=fr"$\log(1/\lambda)={L:g}$")
+    bx.semilogy(data["limit_t"], data["limit_loss"], "--", color=style.ink, lw=_width(style),
+                label="Algorithm 1")
+    bx.set_xlim(0, data["t_end"])
+    bx.set_ylim(1e-6, 1)
+    bx.set_xlabel("accelerated time $t$")
+    bx.set_ylabel("training loss")
+    fig.legend(handles=bx.get_lines(), loc="outside right upper", fontsize="small")
     return fig
 
 
-def coverage(study: CoverageStudy) -> plt.Figure:
+def coverage(data: dict, style) -> plt.Figure:
     """Proposition 2: Monte Carlo (dots), exact formula (solid), union bound (dotted), m = 2 log2 n (dashed)."""
-    colors = _colors()
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    for q, n_ in enumerate(study.ns):
-        col = colors[q]
-        ax.plot(study.ms, study.mc[n_], "o", color=col, ms=4, label=f"n={n_}: Monte Carlo")
-        ax.plot(study.ms, study.exact[n_], "-", color=col, lw=1.2)
-        ax.plot(study.ms, np.clip(study.union[n_], 0, 1), ":", color=col, lw=1.2)
-        ax.axvline(2 * np.log2(n_), color=col, ls="--", lw=0.7)
-    ax.set_ylim(-0.02, 1.02); ax.set_xlabel("width m"); ax.set_ylabel("P(every point covered)")
-    ax.legend(fontsize=8, loc="lower right")
+    fig, ax = style.subplots(size=(7.5, 4.2))
+    ms = data["ms"]
+    for q, n in enumerate(data["ns"]):
+        color = _color(style, q)
+        ax.plot(ms, data["mc"][q], "o", color=color, ms=_marker(style, 4), label=f"n={n}: Monte Carlo")
+        ax.plot(ms, data["exact"][q], "-", color=color, lw=_width(style, 1.2))
+        ax.plot(ms, data["union"][q], ":", color=color, lw=_width(style, 1.2))
+        ax.axvline(data["threshold"][q], color=color, ls="--", lw=_width(style, 0.7))
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("width m")
+    ax.set_ylabel("P(every point covered)")
+    ax.legend(fontsize="small", loc="lower right")
     return fig
 
 
-def norm_vs_n(scaling: NormScaling, gd: NormGD) -> plt.Figure:
+def norm_vs_n(data: dict, style) -> plt.Figure:
     """Figure 5: squared norms against n (Algorithm 1, minimal norm, GD); inset: mean ratio to the optimum."""
-    ns, rows = scaling.ns, gd.rows
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    ax.loglog(ns, scaling.alg_norm, "o-", label=r"Algorithm 1 ($\lambda\to0$), mean")
-    ax.loglog(ns, scaling.opt_norm, "s-", label=r"minimal norm $2(\|y_+\|+\|y_-\|)$")
-    ok = gd.interpolating
-    ax.plot(rows[ok, 0], rows[ok, 1], "k^", ms=5, label=r"gradient descent, $\lambda=e^{-30}/\sqrt{m}$")
-    if (~ok).any():
-        ax.plot(rows[~ok, 0], rows[~ok, 1], "^", mfc="none", mec="r", ms=6, label="gradient descent, not interpolating")
-    ax.loglog(ns, scaling.alg_norm[0] * (ns / ns[0]) ** 0.5, "k:", lw=1, label="slope 1/2")
-    ax.set_xlabel("n"); ax.set_ylabel(r"$\|\theta\|^2$"); ax.legend(fontsize=8)
+    ns = data["ns"]
+    fig, ax = style.subplots(size=(7, 4.5))
+    ax.loglog(ns, data["alg_norm"], "o-", color=_color(style, 0), label=r"Algorithm 1 ($\lambda\to0$), mean")
+    ax.loglog(ns, data["opt_norm"], "s-", color=_color(style, 1), label=r"minimal norm $2(\|y_+\|+\|y_-\|)$")
+    ax.plot(data["gd_n"], data["gd_norm"], "^", color=style.ink, ms=_marker(style, 5),
+            label=r"gradient descent, $\lambda=e^{-30}/\sqrt{m}$")
+    if len(data["gd_failed_n"]):
+        ax.plot(data["gd_failed_n"], data["gd_failed_norm"], "^", mfc="none", mec=_color(style, 3),
+                ms=_marker(style, 6), label="gradient descent, not interpolating")
+    ax.loglog(ns, data["slope_half"], ":", color=style.ink, lw=_width(style), label="slope 1/2")
+    ax.set_xlabel("n")
+    ax.set_ylabel(r"$\|\theta\|^2$")
+    fig.legend(loc="outside right upper", fontsize="small")
     ins = ax.inset_axes([0.62, 0.1, 0.33, 0.3])
-    ins.semilogx(ns, scaling.ratio, "o-", ms=3); ins.axhline(1 + np.sqrt(2), ls="--", color="0.5")
-    ins.set_title("ratio to optimum", fontsize=8); ins.tick_params(labelsize=7)
+    ins.semilogx(ns, data["ratio"], "o-", color=_color(style, 0), ms=_marker(style, 3))
+    ins.axhline(data["ratio_limit"], ls="--", color=style.muted)
+    ins.set_title("ratio to optimum", fontsize="small")
+    ins.tick_params(labelsize="small")
     return fig
 
 
-def norm_vs_width(w: WidthStudy) -> plt.Figure:
+def norm_vs_width(data: dict, style) -> plt.Figure:
     """Figure 6: ratio to the minimal norm against width, small init (Algorithm 1, GD) and He init (GD)."""
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    ax.semilogx(w.widths, w.ratio, "o-", label="small init, Algorithm 1 (ratio to optimum)")
-    ax.semilogx(w.gd_widths, w.gd_ratio, "k^", label="small init, gradient descent")
-    ax.semilogx(w.gd_widths, w.he_ratio, "s--", label="He init, gradient descent")
-    ax.axhline(1, color="0.5", lw=0.8)
-    ax.set_xlabel("width m"); ax.set_ylabel(r"$\|\theta\|^2/\|\theta^*\|^2$"); ax.set_yscale("log"); ax.legend(fontsize=8)
+    fig, ax = style.subplots(size=(7, 4.2))
+    ax.semilogx(data["widths"], data["ratio"], "o-", color=_color(style, 0),
+                label="small init, Algorithm 1 (ratio to optimum)")
+    ax.semilogx(data["gd_widths"], data["gd_ratio"], "^", color=style.ink, label="small init, gradient descent")
+    ax.semilogx(data["gd_widths"], data["he_ratio"], "s--", color=_color(style, 1), label="He init, gradient descent")
+    ax.axhline(1, color=style.muted, lw=_width(style, 0.8))
+    ax.set_xlabel("width m")
+    ax.set_ylabel(r"$\|\theta\|^2/\|\theta^*\|^2$")
+    ax.set_yscale("log")
+    ax.legend(fontsize="small")
     return fig

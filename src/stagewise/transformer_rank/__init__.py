@@ -31,7 +31,9 @@ Statements of the chapter and the code that implements them:
   and ``summaries.twin_gap`` (controls of the low-rank and scale rows), ``summaries.scale_error`` (sanity row of
   the scaled replicas), ``teacher.run_toy`` / ``seed_interval`` / ``per_seed_trend`` / ``toy_rows`` (claims (b) and
   (c) in the teacher-student regime where the rank must grow, judged across seeds; paper App. A, Fig 2),
-  ``figures.fig_spectra`` / ``fig_srank`` / ``fig_scale_svals`` / ``fig_scale_srank`` / ``fig_gpt``.
+  ``figure_data.spectra`` / ``srank`` / ``scale_svals`` / ``scale_srank`` / ``gpt`` / ``toy`` (what each figure
+  plots, as arrays) drawn by the torch-free ``figures.spectra`` / ``srank`` / ``scale_svals`` / ``scale_srank`` /
+  ``gpt`` / ``toy``.
 
 Modules:
 
@@ -47,7 +49,8 @@ Modules:
 * ``summaries`` -- the scalar observables of the claims, their empirical rows and verdicts, the sanity rows.
 * ``theorems`` -- the measurements of the theorem rows (first step, Adam's bound, initialization, rank bound, chance).
 * ``bugs`` -- the catalogue of realistic bugs that ``stagewise power`` runs through the chapter.
-* ``figures`` -- the chapter's figures.
+* ``figure_data`` -- what each figure plots, taken out of the results as arrays (the figures' data sidecars).
+* ``figures`` -- the chapter's figures: pure render functions ``render(data, style)``, no torch.
 * ``parameters`` -- the chapter's cross-parameter validator ``check_parameters`` and cost model ``expected_seconds``.
 * ``reference`` -- plain one-model-at-a-time ``torch.optim`` loop the benchmark compares against.
 """
