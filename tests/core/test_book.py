@@ -50,7 +50,10 @@ def test_every_chapter_ran_strictly_and_meets_the_results_contract(built_book):
         assert {"commit", "dirty", "versions", "device", "seed", "code_fingerprint"} <= set(results["provenance"])
         stems = {}
         for path in (folder / "figures").iterdir():
+            if path.is_dir():                     # figures/dark: the dark theme's renderings, checked below
+                continue
             stems.setdefault(path.stem, set()).add(path.suffix)
+        assert all((folder / "figures" / "dark" / f"{stem}.png").is_file() for stem in stems), chapter.name
         assert stems and all({".pdf", ".svg", ".png"} <= s for s in stems.values()), chapter.name
         assert all(stem.startswith(chapter.name + "-") for stem in stems)
         assert (folder / f"{chapter.name}.ipynb").exists()

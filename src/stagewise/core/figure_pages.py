@@ -254,6 +254,12 @@ def publish(html_dir: Path, executed: Path, pages: dict[str, Path], base_url: st
     return total
 
 
+def _plain(text: str) -> str:
+    """Text without TeX: the card's link text is read as is (a screen reader says it; no math is typeset there)."""
+    text = re.sub(r"\\[A-Za-z]+", " ", text)                       # TeX commands
+    return re.sub(r"\s+", " ", re.sub(r"[$\\{}^_]", "", text)).strip() or "figure"
+
+
 def gallery_page(executed: Path, chapters: list[tuple[str, str]], label: str = "figure-gallery",
                  image_prefix: str = ".") -> str:
     """The Markdown of the gallery: per chapter (name, title), a grid of cards, each a thumbnail with its
@@ -271,6 +277,7 @@ def gallery_page(executed: Path, chapters: list[tuple[str, str]], label: str = "
         for f in figures:
             lines += [f":::{{grid-item-card}}", f":img-top: {image_prefix}/{chapter}/figures/{f.stem}.png",
                       f":img-alt: {f.alt}", f":link: {f.anchor}", ":link-type: ref",
+                      f":link-alt: {_plain(f.caption)}",
                       f":class-card: stagewise-gallery-card", "",
                       f"{{numref}}`{f.anchor}`: {f.caption}", ":::", ""]
         lines += ["::::", ""]
