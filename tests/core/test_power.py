@@ -110,7 +110,8 @@ def test_a_restamp_sees_code_and_front_matter_but_not_prose():
     chapter's front matter and code cells (the control: a changed code cell, a changed front matter)."""
     from stagewise.core.cli_sweep import _code_of
     source = (ROOT / "book" / "chapters" / "linear-riccati.md").read_text()
-    prose = source.replace("Corollary 3.1", "Cor. 3.1 (renamed in the prose)", 1)
+    title = next(line for line in source.splitlines() if line.startswith("# "))   # the chapter's title: prose
+    prose = source.replace(title, title + " (renamed in the prose)", 1)
     code = source.replace("run.value(", "run.value (", 1)
     front = source.replace("expected_seconds:", "expected_seconds: 1 #", 1)
     assert prose != source and _code_of(prose) == _code_of(source)
