@@ -1,7 +1,5 @@
 """The chapter's figures: data taken out of the experiments' results (``figure_data``), drawn by pure render
 functions (``figures``, no torch) in any style (figures ``fig-conservation-laws-*``)."""
-import ast
-import inspect
 
 import matplotlib
 
@@ -11,30 +9,38 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from stagewise.conservation_laws import experiments, figure_data, figures  # noqa: E402
-from stagewise.core import sidecar, styles  # noqa: E402
+from stagewise.core import styles  # noqa: E402
+from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
 
-def _draw(render, data, preset="book"):
-    style = styles.resolve(preset)
-    arrays, values = sidecar.split(data)           # what a sidecar keeps: the figure must draw from that alone
-    with style.context():
-        return style.finish(render(sidecar._unflatten({**arrays, **values}), style))
-
-
-def test_three_figures_draw():
-    """drift-vs-time (one panel per family), drift-vs-eta and layer-norms (one line per layer)."""
+@pytest.fixture(scope="module")
+def data():
+    """The three figures' data from a small run of the chapter's experiments."""
     problems = experiments.build_problems(1, 4, 4, 3, 3, 0.5, torch.Generator().manual_seed(0),
                                           torch.Generator().manual_seed(1))
     flow = experiments.flow_experiment(problems, ["relu"], 0.5, 1e-8)
     descent = experiments.descent_experiment(problems, [0.04, 0.02, 0.01], 0.5, torch.Generator().manual_seed(2))
-    fig = _draw(figures.drift_vs_time, figure_data.drift_vs_time(descent, flow))
+    return {"drift_vs_time": figure_data.drift_vs_time(descent, flow),
+            "drift_vs_eta": figure_data.drift_vs_eta(descent, 0.5),
+            "layer_norms": figure_data.layer_norms(experiments.layer_growth(descent.trajectories["deep_relu"]))}
+
+
+def test_three_figures_draw(data):
+    """drift-vs-time (one panel per family), drift-vs-eta and layer-norms (one line per layer)."""
+    fig, _ = draw(figures.drift_vs_time, data["drift_vs_time"])
     assert len(fig.axes) == 5
-    fig2 = _draw(figures.drift_vs_eta, figure_data.drift_vs_eta(descent, 0.5), "talk-16x9-dark")
-    growth = figure_data.layer_norms(experiments.layer_growth(descent.trajectories["deep_relu"]))
-    fig3 = _draw(figures.layer_norms, growth, "poster")
-    assert len(fig3.axes[0].lines) == 3
-    for f in (fig, fig2, fig3):
+    fig2, _ = draw(figures.layer_norms, data["layer_norms"], "poster")
+    assert len(fig2.axes[0].lines) == 3
+    for f in (fig, fig2):
         plt.close(f)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_every_figure_draws_in_every_preset_with_no_text_too_small_or_too_faint(data, preset):
+    for name, values in data.items():
+        fig, style = draw(getattr(figures, name), values, preset)
+        assert styles.audit(fig, style) == [], (name, preset)
+        plt.close(fig)
 
 
 def test_figures_draw_when_a_family_ran_no_step_size():
@@ -44,14 +50,11 @@ def test_figures_draw_when_a_family_ran_no_step_size():
     flow = experiments.flow_experiment(problems, ["relu"], 0.2, 1e-6)
     descent = experiments.descent_experiment(problems, [0.2, 0.1, 0.05], 0.2, torch.Generator().manual_seed(2))
     assert any(not f.etas for f in descent.families.values())
-    for f in (_draw(figures.drift_vs_time, figure_data.drift_vs_time(descent, flow)),
-              _draw(figures.drift_vs_eta, figure_data.drift_vs_eta(descent, 0.2)),
-              _draw(figures.layer_norms, figure_data.layer_norms(None))):
+    for f, _ in (draw(figures.drift_vs_time, figure_data.drift_vs_time(descent, flow)),
+                 draw(figures.drift_vs_eta, figure_data.drift_vs_eta(descent, 0.2)),
+                 draw(figures.layer_norms, figure_data.layer_norms(None))):
         plt.close(f)
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():
-    tree = ast.parse(inspect.getsource(figures))
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in imported if m and ("torch" in m or m.startswith("stagewise"))}, imported
+    assert_pure_renderers(figures)

@@ -1,8 +1,6 @@
 """The chapter's table of Algorithm 1's stages (alg-diagonal-incremental-alg1) and its nine figures: data taken
 out of the studies (``figure_data``), drawn by pure render functions (``figures``, no torch) in any style
 (figures ``fig-diagonal-incremental-*``)."""
-import ast
-import inspect
 
 import matplotlib
 
@@ -12,19 +10,16 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import sidecar, styles  # noqa: E402
+from stagewise.core import styles  # noqa: E402
 from stagewise.diagonal_incremental import (algorithm, assumptions, correlated, descent, figure_data,  # noqa: E402
                                             figures, full_head, networks, staircase, tables)
+from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
-PRESETS = ("book", "talk-16x9-dark", "poster")
 D = 2                                       # coordinates 0, 1 key-query, 2, 3 value-output
 
 
 def _draw(render, data, preset="book"):
-    style = styles.resolve(preset)
-    arrays, values = sidecar.split(data)           # what a sidecar keeps: the figure must draw from that alone
-    with style.context():
-        fig = style.finish(render(sidecar._unflatten({**arrays, **values}), style))
+    fig, style = draw(render, data, preset)
     assert styles.audit(fig, style) == [], (render.__name__, preset)
     return fig
 
@@ -94,7 +89,4 @@ def test_perturb_figure_without_plateaus():
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():
-    tree = ast.parse(inspect.getsource(figures))
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in imported if m and ("torch" in m or m.startswith("stagewise"))}, imported
+    assert_pure_renderers(figures)

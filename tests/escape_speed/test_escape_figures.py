@@ -1,6 +1,5 @@
 """The chapter's figures: data taken out of the experiments' results (``figure_data``), drawn by pure render
 functions (``figures``, no torch) in any style (figures ``fig-escape-speed-*``)."""
-import ast
 import inspect
 
 import matplotlib
@@ -12,24 +11,16 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import sidecar, styles  # noqa: E402
+from stagewise.core import styles  # noqa: E402
 from stagewise.escape_speed import deepening, digits, example1, explosion, figure_data, figures, problems  # noqa: E402
 from stagewise.escape_speed import gradient_descent as gd  # noqa: E402
+from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
 torch.set_num_threads(1)
-
-PRESETS = ("book", "talk-16x9-dark", "poster")
 
 
 def gen(seed=0):
     return torch.Generator().manual_seed(seed)
-
-
-def _draw(render, data, preset="book"):
-    style = styles.resolve(preset)
-    arrays, values = sidecar.split(data)           # what a sidecar keeps: the figure must draw from that alone
-    with style.context():
-        return style, style.finish(render(sidecar._unflatten({**arrays, **values}), style))
 
 
 @pytest.fixture(scope="module")
@@ -62,22 +53,22 @@ def all_data():
 def test_every_figure_draws_from_its_sidecar_in_every_preset(all_data, preset):
     """Each figure draws from what its sidecar keeps, with no text too small or too faint for the preset."""
     for name, data in all_data.items():
-        style, fig = _draw(getattr(figures, name), data, preset)
+        fig, style = draw(getattr(figures, name), data, preset)
         assert styles.audit(fig, style) == [], name
         plt.close(fig)
 
 
 def test_figure_shapes(all_data):
     """One trace per restart, one dot series per width, two datasets, a 2 x 4 digits grid, one curve triple per depth."""
-    _, fig = _draw(figures.success, all_data["success"])
+    fig, _ = draw(figures.success, all_data["success"])
     assert len(fig.axes[0].lines) == 3 * 3 + 1                 # 3 widths x 3 restarts, and the sqrt(2)-1 line
-    _, fig2 = _draw(figures.gd_success, all_data["gd_success"])
+    fig2, _ = draw(figures.gd_success, all_data["gd_success"])
     assert len(fig2.axes[1].lines) == 3 + 3                   # one series per initialization, three references
-    _, fig3 = _draw(figures.depth, all_data["depth"])
+    fig3, _ = draw(figures.depth, all_data["depth"])
     assert len(fig3.axes[0].lines) == 2 * 2
-    _, fig4 = _draw(figures.digits, all_data["digits"])
+    fig4, _ = draw(figures.digits, all_data["digits"])
     assert len([ax for ax in fig4.axes]) == 8
-    _, fig5 = _draw(figures.explosion, all_data["explosion"])
+    fig5, _ = draw(figures.explosion, all_data["explosion"])
     assert len(fig5.axes[0].lines) == 3 * 2
     for f in (fig, fig2, fig3, fig4, fig5):
         plt.close(f)
@@ -89,7 +80,7 @@ def test_digits_figure_without_an_escape():
     runs = {2: digits.train_digits(Xm, Ym, 2, 6, 0.01, 5, 0.02, 1.0, 2, gen(7))}
     data = figure_data.digits(runs, {2: [None, None]})
     for preset in PRESETS:
-        style, fig = _draw(figures.digits, data, preset)
+        fig, style = draw(figures.digits, data, preset)
         assert styles.audit(fig, style) == []
         plt.close(fig)
 
@@ -100,8 +91,8 @@ def test_the_jitter_is_drawn_with_the_data_not_in_the_drawing(all_data):
     data = all_data["gd_success"]
     factors = data["x"] / data["gd_widths"][:, None]
     assert np.allclose(factors, factors[0]) and np.all(np.abs(np.log2(factors)) <= 0.15)
-    _, a = _draw(figures.gd_success, data)
-    _, b = _draw(figures.gd_success, data)
+    a, _ = draw(figures.gd_success, data)
+    b, _ = draw(figures.gd_success, data)
     assert all(np.array_equal(la.get_xdata(), lb.get_xdata()) for la, lb in zip(a.axes[1].lines, b.axes[1].lines))
     assert "rng" not in inspect.signature(figures.gd_success).parameters
     plt.close(a)
@@ -109,9 +100,6 @@ def test_the_jitter_is_drawn_with_the_data_not_in_the_drawing(all_data):
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():
-    tree = ast.parse(inspect.getsource(figures))
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in imported if m and ("torch" in m or m.startswith("stagewise"))}, imported
+    assert_pure_renderers(figures)
     for name in ("rank_one", "success", "gd_success", "depth", "explosion", "escape_time", "digits"):
         assert list(inspect.signature(getattr(figures, name)).parameters) == ["data", "style"], name

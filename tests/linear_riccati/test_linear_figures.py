@@ -1,7 +1,5 @@
 """The chapter's figures: data taken out of small results of every experiment (``figure_data``), drawn by pure
 render functions (``figures``, no torch) from what a sidecar keeps, in the book, dark talk and poster styles."""
-import ast
-import inspect
 
 import matplotlib
 
@@ -12,19 +10,12 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import sidecar, styles  # noqa: E402
+from stagewise.core import styles  # noqa: E402
 from stagewise.linear_riccati import (data, figure_data, figures, hidden_spectrum,  # noqa: E402
                                       implicit_bias, mirror_experiments, noise_experiments, reduction, relu_teacher,
                                       sweep, whitened_experiments)
-
-PRESETS = ["book", "talk-16x9-dark", "poster"]
-
-
-def _draw(render, figure, preset):
-    style = styles.resolve(preset)
-    arrays, values = sidecar.split(figure)          # what a sidecar keeps: the figure must draw from that alone
-    with style.context():
-        return style.finish(render(sidecar._unflatten({**arrays, **values}), style)), style
+from figure_testing import PRESETS, assert_pure_renderers  # noqa: E402
+from figure_testing import draw as _draw  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +71,4 @@ def test_the_closed_forms_are_in_the_data(every_figure):
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():
-    tree = ast.parse(inspect.getsource(figures))
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in imported if m and ("torch" in m or m.startswith("stagewise"))}, imported
+    assert_pure_renderers(figures)

@@ -1,6 +1,5 @@
 """The chapter's figures: data taken out of the experiments' results (``figure_data``), drawn by pure render
 functions (``figures``, no torch) in any style (figures ``fig-relu-orthogonal-*``)."""
-import ast
 import inspect
 
 import matplotlib
@@ -10,17 +9,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from stagewise.core import sidecar, styles  # noqa: E402
+from stagewise.core import styles  # noqa: E402
 from stagewise.relu_orthogonal import coverage, figure_data, figures, implicit_bias, staircase, sweep  # noqa: E402
-
-PRESETS = ("book", "talk-16x9-dark", "poster")
-
-
-def _draw(render, data, preset="book"):
-    style = styles.resolve(preset)
-    arrays, values = sidecar.split(data)           # what a sidecar keeps: the figure must draw from that alone
-    with style.context():
-        return style.finish(render(sidecar._unflatten({**arrays, **values}), style)), style
+from figure_testing import PRESETS, assert_pure_renderers  # noqa: E402
+from figure_testing import draw as _draw  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +65,5 @@ def test_staircase_data_crops_at_the_first_jump_and_counts_fitted_points(small_d
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():
-    tree = ast.parse(inspect.getsource(figures))
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in imported if m and ("torch" in m or m.startswith("stagewise"))}, imported
+    assert_pure_renderers(figures)
     assert "rng" not in inspect.getsource(figures.snapshots)

@@ -1,8 +1,6 @@
 """The transformer-rank chapter's figures (paper Figs 1, 2, 4-7, 12-15, 20): data taken out of the experiments'
 results (``figure_data``), drawn by pure render functions (``figures``, no torch) in any style (figures
 ``fig-transformer-rank-*``)."""
-import ast
-import inspect
 
 import matplotlib
 
@@ -12,20 +10,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import sidecar, styles  # noqa: E402
+from stagewise.core import styles  # noqa: E402
 from stagewise.transformer_rank import figure_data, figures  # noqa: E402
 from stagewise.transformer_rank.summaries import summarize_vit  # noqa: E402
 from stagewise.transformer_rank.teacher import ToyRun  # noqa: E402
+from figure_testing import PRESETS, assert_pure_renderers  # noqa: E402
+from figure_testing import draw as _draw  # noqa: E402
 from transformer_problem import tiny_runs  # noqa: E402
-
-PRESETS = ("book", "talk-16x9-dark", "poster")
-
-
-def _draw(render, data, preset="book"):
-    style = styles.resolve(preset)
-    arrays, values = sidecar.split(data)           # what a sidecar keeps: the figure must draw from that alone
-    with style.context():
-        return style.finish(render(sidecar._unflatten({**arrays, **values}), style)), style
 
 
 def _tiny_toy(seeds=3, checkpoints=6):
@@ -95,7 +86,4 @@ def test_figures_draw_without_references():
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():
-    tree = ast.parse(inspect.getsource(figures))
-    imported = {a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-                for a in n.names} | {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-    assert not {m for m in imported if m and ("torch" in m or m.startswith("stagewise"))}, imported
+    assert_pure_renderers(figures)

@@ -192,9 +192,7 @@ def patch_page(page: Path, figures: dict[str, BookFigure], files: dict[str, dict
 
     patched = _FIGURE.sub(replace, text)
     if count:
-        tmp = page.with_name(f".{page.name}.partial")
-        tmp.write_text(patched, encoding="utf-8")
-        os.replace(tmp, page)
+        _replace_page(page, patched)
     return count
 
 
@@ -226,10 +224,15 @@ def patch_gallery(page: Path, figures: dict[str, BookFigure], html_dir: Path) ->
 
     patched = _CARD.sub(replace, text)
     if count:
-        tmp = page.with_name(f".{page.name}.partial")
-        tmp.write_text(patched, encoding="utf-8")
-        os.replace(tmp, page)
+        _replace_page(page, patched)
     return count
+
+
+def _replace_page(page: Path, text: str) -> None:
+    """Write ``page`` whole or not at all (a killed build leaves the old page, never half a page)."""
+    tmp = page.with_name(f".{page.name}.partial")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, page)
 
 
 def publish(html_dir: Path, executed: Path, pages: dict[str, Path], base_url: str, version: str,
