@@ -169,7 +169,14 @@ def test_ctrl_c_stops_the_sweep_and_keeps_finished_points(fixture_chapters, tmp_
         while len(list((folder / "points").glob(".*.partial-*"))) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         os.killpg(sweep.pid, signal.SIGINT)
-        rest, stderr = sweep.communicate(timeout=120)
+        try:
+            rest, stderr = sweep.communicate(timeout=120)
+        except subprocess.TimeoutExpired:                    # say where it hung: the lines so far, the folders
+            os.killpg(sweep.pid, signal.SIGKILL)
+            rest, stderr = sweep.communicate()
+            raise AssertionError("the sweep did not stop within 120 s of Ctrl-C; staging folders: "
+                                 f"{sorted(p.name for p in (folder / 'points').iterdir())}\n"
+                                 + "".join(seen) + rest + stderr[-3000:]) from None
     finally:
         if sweep.poll() is None:
             os.killpg(sweep.pid, signal.SIGKILL)
