@@ -1,6 +1,7 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,14 @@ STAGEWISE = str(Path(sys.executable).with_name("stagewise"))
 # Tiny tensors: one thread avoids thread hand-off costs (15x on two busy cores).
 torch.set_num_threads(1)
 
+
+
+def as_typed_in_a_terminal() -> None:
+    """``preexec_fn`` of a command a test interrupts: in the child before exec, SIGINT delivered and handled by
+    default, as for a command typed in a terminal, whatever this test process inherited (a background job, such
+    as ``make test &``, starts with SIGINT ignored, and an ignored signal stays ignored across exec)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
 
 @pytest.fixture
 def fixture_chapters(monkeypatch):

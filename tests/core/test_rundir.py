@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE
+from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE, as_typed_in_a_terminal
 from stagewise.core import book, locks, rundir
 
 CHAPTER = "smoke-test"
@@ -28,19 +28,12 @@ def _env(**extra: str) -> dict:
     return env
 
 
-def _as_typed_in_a_terminal() -> None:
-    """In the child before exec: SIGINT delivered and handled by default, as for a command typed in a
-    terminal, whatever this test process inherited (a background job starts with SIGINT ignored)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-
-
 def sw(*args: str, fault: str | None = None, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
     env = env or _env()
     if fault:
         env = dict(env, STAGEWISE_FAULT=fault)
     return subprocess.run([STAGEWISE, *args], capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-                          preexec_fn=_as_typed_in_a_terminal, **kwargs)
+                          preexec_fn=as_typed_in_a_terminal, **kwargs)
 
 
 def snapshot(folder: Path) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURE_CHAPTERS, ROOT, stagewise
+from conftest import FIXTURE_CHAPTERS, ROOT, as_typed_in_a_terminal, stagewise
 from stagewise.core import grid as grids
 from stagewise.core.parameters import ParameterError
 from stagewise.core.results_schema import ResultsSchemaError, validate
@@ -156,7 +156,8 @@ def test_ctrl_c_stops_the_sweep_and_keeps_finished_points(fixture_chapters, tmp_
     env = dict(os.environ, STAGEWISE_EXTRA_CHAPTERS=str(FIXTURE_CHAPTERS))
     sweep = subprocess.Popen([str(Path(sys.executable).with_name("stagewise")), "sweep", "smoke-test", "--grid", grid,
                               "--out", str(folder), "--workers", "2"], cwd=ROOT, env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                             preexec_fn=as_typed_in_a_terminal)
     seen = []
     try:
         for line in sweep.stdout:                            # live lines: interrupt at the right moment
