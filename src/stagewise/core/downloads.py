@@ -16,7 +16,6 @@ Nothing of the checkout is importable there: the registry finds the chapter's pa
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -24,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from stagewise.core.lanes import verdict
 from stagewise.core.registry import PROJECT_ROOT, all_chapters
 
 SERVED = PROJECT_ROOT / "_build" / "html" / "_sources" / "chapters"
@@ -66,11 +66,11 @@ def run_notebook(bin_dir: Path, notebook: Path, folder: Path, timeout: int = 180
                           text=True)
     if done.returncode != 0:
         return done.stdout[-3000:]
-    results = folder / "results.json"
-    if not results.is_file():
-        return "the notebook ran but wrote no results.json"
-    failed = [c["name"] for c in json.loads(results.read_text()).get("checks", []) if c.get("passed") is False]
-    return f"failed checks: {'; '.join(failed)}" if failed else ""
+    try:
+        verdict(folder / "results.json")
+    except AssertionError as err:
+        return str(err)
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from stagewise.core import sidecar
+from stagewise.core.rundir import write_text_atomic
 
 TALK_STYLES = ("talk-16x9", "talk-16x9-dark")
 MENU_CLASS = "stagewise-figure-menu"
@@ -192,7 +193,7 @@ def patch_page(page: Path, figures: dict[str, BookFigure], files: dict[str, dict
 
     patched = _FIGURE.sub(replace, text)
     if count:
-        _replace_page(page, patched)
+        write_text_atomic(page, patched)
     return count
 
 
@@ -224,15 +225,9 @@ def patch_gallery(page: Path, figures: dict[str, BookFigure], html_dir: Path) ->
 
     patched = _CARD.sub(replace, text)
     if count:
-        _replace_page(page, patched)
+        write_text_atomic(page, patched)
     return count
 
-
-def _replace_page(page: Path, text: str) -> None:
-    """Write ``page`` whole or not at all (a killed build leaves the old page, never half a page)."""
-    tmp = page.with_name(f".{page.name}.partial")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, page)
 
 
 def publish(html_dir: Path, executed: Path, pages: dict[str, Path], base_url: str, version: str,
