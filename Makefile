@@ -4,7 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup book pdf publish lint-workflows test test-fast test-nbmake test-downloads atlas atlas-ci power power-ci contract bench bench-book clean
+PHONY_GPU := gpu-wheels gpu-lane gpu-smoke
+.PHONY: $(PHONY_GPU) setup book pdf publish lint-workflows test test-fast test-nbmake test-downloads atlas atlas-ci power power-ci contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -50,7 +51,7 @@ test-nbmake: setup  ## every chapter as a notebook under pytest --nbmake (jupyte
 	$(BIN)/python -m pytest -m nbmake tests/core/test_nbmake.py
 
 test-downloads: book  ## each chapter as a reader downloads it (served notebook, MyST source), run against the wheel
-	$(BIN)/python -m stagewise.core.downloads
+	$(BIN)/python -m stagewise.core.book.downloads
 
 atlas: setup  ## every chapter at every parameter set of tests/atlas/<chapter>.yaml (Dask, both cores); runs/atlas
 	$(BIN)/stagewise atlas
@@ -73,6 +74,15 @@ bench: setup  ## every chapter's benchmarks/bench_*.py: batched code against its
 
 bench-book: setup  ## two cold book builds (--jobs 1, --jobs per core) and a no-op one; rebuilds book/executed
 	$(BIN)/python benchmarks/bench_book.py
+
+gpu-wheels:  ## the wheels the GPU machine lacks (tools/gpu/wheels.txt at the lock's versions, CPython 3.12) into .whl/
+	tools/gpu/fetch-wheels.sh
+
+gpu-lane:  ## the GPU lane (tools/gpu/lane.yaml) on this machine's CUDA device: runs/gpu-lane/<time>/
+	PYTHON=$(BIN)/python tools/gpu/paper-scale.sh runs/gpu-lane/$$(date -u +%Y%m%dT%H%M%SZ) --archive
+
+gpu-smoke: setup  ## the GPU lane's CPU smoke test (smoke parameters, -p device cpu), conservation-laws only
+	PYTHON=$(BIN)/python tools/gpu/paper-scale.sh runs/gpu-smoke/$$(date -u +%Y%m%dT%H%M%SZ) --smoke --only conservation-laws
 
 clean:
 	rm -rf _build book/executed chapters runs

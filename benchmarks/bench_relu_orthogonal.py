@@ -19,7 +19,7 @@ import argparse
 import numpy as np
 from timing import Comparison, setup
 
-from stagewise.core.device import stream_seed
+from stagewise.core.run.device import stream_seed
 from stagewise.relu_orthogonal import algorithm, reference, training
 
 

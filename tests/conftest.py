@@ -50,7 +50,7 @@ def built_book():
 
 def mutated_strict_run(chapter: str, mutation: str, reduced: list[str], tmp_path: Path) -> dict[str, bool]:
     """Run CHAPTER --strict at reduced parameters with STAGEWISE_MUTATION=mutation (a deliberately broken
-    function, see stagewise.core.mutation); assert it fails its checks (exit 3); return {check: passed}."""
+    function, see stagewise.core.checks.mutation); assert it fails its checks (exit 3); return {check: passed}."""
     env = dict(os.environ, STAGEWISE_MUTATION=mutation)
     out = subprocess.run([STAGEWISE, "run", chapter, "--strict", "--quiet", *reduced, "--out", str(tmp_path / "r")],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)

@@ -3,7 +3,8 @@ check that a chapter's ``figures`` module is pure (no torch, nothing of stagewis
 import ast
 import inspect
 
-from stagewise.core import sidecar, styles
+from stagewise.core.figures import sidecar
+from stagewise.core.figures import styles
 
 PRESETS = ("book", "talk-16x9-dark", "poster")
 

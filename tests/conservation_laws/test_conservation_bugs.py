@@ -2,11 +2,11 @@
 import torch
 
 from conservation_problem import small_problem
-from stagewise.conservation_laws import bugs, experiments
+from stagewise.conservation_laws import bugs, models, orthogonal_init, problem_set, sign_experiment
 from stagewise.conservation_laws.gradient_descent import batch_over_step_sizes
 from stagewise.conservation_laws.one_step_law import one_step_change
 from stagewise.conservation_laws.problem import gradients
-from stagewise.core.power import CATEGORIES, MIN_BUGS
+from stagewise.core.checks.catalogue import CATEGORIES, MIN_BUGS
 
 
 def test_catalogue_is_well_formed():
@@ -43,30 +43,30 @@ def test_deep_linear_invariant_is_the_full_matrix():
     """The wrong family's invariant: the deep ReLU network measured with W_l W_l^T - W_{l+1}^T W_{l+1}, whose
     diagonal is the right invariant."""
     problems = bugs.deep_linear_invariant(1, 4, 5, 3, 3, 0.5, torch.Generator().manual_seed(0),
-                                          torch.Generator().manual_seed(1), original=experiments.build_problems)
+                                          torch.Generator().manual_seed(1), original=problem_set.build_problems)
     p = problems.params0["deep_relu"]
     full = problems.families["deep_relu"].invariant(p).reshape(1, 2, 3, 3)
-    right = experiments.FAMILIES["deep_relu"].invariant(p).reshape(1, 2, 3)
+    right = models.FAMILIES["deep_relu"].invariant(p).reshape(1, 2, 3)
     assert torch.allclose(torch.diagonal(full, dim1=-2, dim2=-1), right)
 
 
 def test_gamma_and_boundary_bugs():
     """The I_gamma slips leave P P^T = I_d or the scale 2 gamma; the balance and run-length slips change what the
     boundary neuron is given."""
-    start, P = experiments.orthogonal_start(2, 4, 8, 2, 0.5, torch.Generator().manual_seed(0))
+    start, P = orthogonal_init.orthogonal_start(2, 4, 8, 2, 0.5, torch.Generator().manual_seed(0))
     eye = torch.eye(4, dtype=P.dtype)
     assert torch.allclose(P @ P.transpose(-1, -2), eye.expand(2, 4, 4), atol=1e-14)
     (W1, _), Pg = bugs.gaussian_p_init(2, 4, 8, 2, 0.5, torch.Generator().manual_seed(0),
-                                      original=experiments.orthogonal_start)
+                                      original=orthogonal_init.orthogonal_start)
     assert (Pg @ Pg.transpose(-1, -2) - eye).abs().max() > 0.05 and torch.equal(W1, Pg)   # sqrt(2 gamma) = 1
     (W1s, _), _ = bugs.sqrt_gamma_init(2, 4, 8, 2, 0.5, torch.Generator().manual_seed(0),
-                                       original=experiments.orthogonal_start)
+                                       original=orthogonal_init.orthogonal_start)
     assert torch.allclose(W1s, start[0] / 2**0.5)
-    assert bugs.chapter_width_for_gamma(8, 12, original=experiments.gamma_width) == 8 < 12
+    assert bugs.chapter_width_for_gamma(8, 12, original=orthogonal_init.gamma_width) == 8 < 12
     W = torch.full((1, 1, 4), 0.25, dtype=torch.float64)                                  # ||w|| = 1/2
     signs = torch.ones(1, 1, dtype=torch.float64)
-    assert float(bugs.squared_norm_balance(W, signs, original=experiments.balanced_output)) == 0.25
-    assert float(experiments.balanced_output(W, signs)) == 0.5
+    assert float(bugs.squared_norm_balance(W, signs, original=sign_experiment.balanced_output)) == 0.25
+    assert float(sign_experiment.balanced_output(W, signs)) == 0.5
     _, data, _ = small_problem("relu")
-    assert bugs.boundary_time_without_n(data, original=experiments.boundary_time) * data.X.shape[0] == \
-        experiments.boundary_time(data)
+    assert bugs.boundary_time_without_n(data, original=sign_experiment.boundary_time) * data.X.shape[0] == \
+        sign_experiment.boundary_time(data)

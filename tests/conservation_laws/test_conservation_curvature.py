@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from conservation_problem import small_problem
-from stagewise.conservation_laws import experiments
+from stagewise.conservation_laws import drift_experiment, problem_set
 from stagewise.conservation_laws.curvature import hessian_norm, quadratic_model_factor
 from stagewise.conservation_laws.problem import loss
 from stagewise.numerics.flows import DivergenceError
@@ -51,43 +51,43 @@ def test_quadratic_model_is_gradient_descent_on_a_quadratic():
 @pytest.fixture(scope="module")
 def stiff():
     """Problems whose ReLU curvature puts the largest step sizes beyond eta lambda_max <= 1/2."""
-    return experiments.build_problems(2, 6, 16, 8, 3, 1.0, torch.Generator().manual_seed(1),
+    return problem_set.build_problems(2, 6, 16, 8, 3, 1.0, torch.Generator().manual_seed(1),
                                       torch.Generator().manual_seed(2))
 
 
 def test_step_sizes_are_fitted_only_while_eta_lambda_max_is_small(stiff):
     """Rows with eta lambda_max > 1/2 leave the fit; step sizes with eta lambda_max(0) > 1 are not run."""
     family = stiff.families["relu"]
-    result = experiments.family_descent(family, stiff.data["relu"], stiff.params0["relu"],
-                                        [0.2, 0.1, 0.05, 0.025, 0.0125, 0.00625, 0.003125], 1.0,
-                                        torch.Generator().manual_seed(3))
+    result = drift_experiment.family_descent(family, stiff.data["relu"], stiff.params0["relu"],
+                                             [0.2, 0.1, 0.05, 0.025, 0.0125, 0.00625, 0.003125], 1.0,
+                                             torch.Generator().manual_seed(3))
     lam0 = result.curvature0.max()
-    assert all(eta * lam0 <= experiments.RUN_BOUND for eta in result.etas)
-    assert all(eta * lam0 > experiments.RUN_BOUND for eta in result.skipped)
+    assert all(eta * lam0 <= drift_experiment.RUN_BOUND for eta in result.etas)
+    assert all(eta * lam0 > drift_experiment.RUN_BOUND for eta in result.skipped)
     assert result.skipped, "the fixture must be stiff enough to skip a step size"
     products = np.asarray(result.etas)[:, None] * result.curvature
-    assert np.array_equal(result.qualifies, products <= experiments.FIT_BOUND)
+    assert np.array_equal(result.qualifies, products <= drift_experiment.FIT_BOUND)
     for s in range(2):
         fitted = result.fitted(s)
         assert len(fitted) >= 3 and len(fitted) < len(result.etas)      # some run, but not all, are fitted
         low, high = result.windows[s]
-        assert low == pytest.approx(1 - experiments.SLOPE_ALLOWANCE)
-        assert high == pytest.approx(1 + experiments.SLOPE_ALLOWANCE + result.model_excess[s])
+        assert low == pytest.approx(1 - drift_experiment.SLOPE_ALLOWANCE)
+        assert high == pytest.approx(1 + drift_experiment.SLOPE_ALLOWANCE + result.model_excess[s])
         assert low <= result.slopes[s] <= high
     assert "eta lambda_max" in result.describe()
 
 
 def test_too_few_qualifying_step_sizes_give_no_slope(stiff):
     """Fewer than three step sizes with eta lambda_max <= 1/2: the slope is NaN (the chapter's 'not run')."""
-    result = experiments.family_descent(stiff.families["relu"], stiff.data["relu"], stiff.params0["relu"],
-                                        [0.2, 0.1, 0.05], 0.5, torch.Generator().manual_seed(3))
+    result = drift_experiment.family_descent(stiff.families["relu"], stiff.data["relu"], stiff.params0["relu"],
+                                             [0.2, 0.1, 0.05], 0.5, torch.Generator().manual_seed(3))
     assert all(len(result.fitted(s)) < 3 for s in range(2))
     assert all(np.isnan(x) for x in result.slopes)
 
 
 def test_a_step_size_that_diverges_is_dropped(monkeypatch, stiff):
     """When the curvature grows past 2 / eta along a run, that step size is dropped and the rest still run."""
-    from stagewise.conservation_laws import experiments as module
+    from stagewise.conservation_laws import drift_experiment as module
     original, calls = module.gd_drift_study, []
 
     def diverging(family, data, params0, etas, horizon, progress=None):
@@ -109,5 +109,6 @@ def test_a_network_without_gradient_has_no_resolved_drift():
     away = -data.X.sum(0) / data.X.sum(0).norm()      # <away, x_i> = -|x_i|^2 / |sum x| < 0: orthogonal inputs
     dead = [torch.zeros_like(W) + away, a]
     assert bool((data.X @ dead[0][0].T < 0).all())
-    result = experiments.family_descent(family, data, dead, [0.04, 0.02, 0.01], 0.5, torch.Generator().manual_seed(0))
+    result = drift_experiment.family_descent(family, data, dead, [0.04, 0.02, 0.01], 0.5,
+                                             torch.Generator().manual_seed(0))
     assert not result.resolved.any() and np.isnan(result.slopes[0])

@@ -8,21 +8,22 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.conservation_laws import experiments, figure_data, figures  # noqa: E402
-from stagewise.core import styles  # noqa: E402
+from stagewise.conservation_laws import (drift_experiment, figure_data, figures, flow_experiment,  # noqa: E402
+                                         layer_growth, problem_set)
+from stagewise.core.figures import styles  # noqa: E402
 from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def data():
     """The three figures' data from a small run of the chapter's experiments."""
-    problems = experiments.build_problems(1, 4, 4, 3, 3, 0.5, torch.Generator().manual_seed(0),
+    problems = problem_set.build_problems(1, 4, 4, 3, 3, 0.5, torch.Generator().manual_seed(0),
                                           torch.Generator().manual_seed(1))
-    flow = experiments.flow_experiment(problems, ["relu"], 0.5, 1e-8)
-    descent = experiments.descent_experiment(problems, [0.04, 0.02, 0.01], 0.5, torch.Generator().manual_seed(2))
+    flow = flow_experiment.flow_experiment(problems, ["relu"], 0.5, 1e-8)
+    descent = drift_experiment.descent_experiment(problems, [0.04, 0.02, 0.01], 0.5, torch.Generator().manual_seed(2))
     return {"drift_vs_time": figure_data.drift_vs_time(descent, flow),
             "drift_vs_eta": figure_data.drift_vs_eta(descent, 0.5),
-            "layer_norms": figure_data.layer_norms(experiments.layer_growth(descent.trajectories["deep_relu"]))}
+            "layer_norms": figure_data.layer_norms(layer_growth.layer_growth(descent.trajectories["deep_relu"]))}
 
 
 def test_three_figures_draw(data):
@@ -45,10 +46,10 @@ def test_every_figure_draws_in_every_preset_with_no_text_too_small_or_too_faint(
 
 def test_figures_draw_when_a_family_ran_no_step_size():
     """A family whose every step size breaks "eta lambda_max small" is left out, not a crash."""
-    problems = experiments.build_problems(1, 4, 4, 3, 3, 3.0, torch.Generator().manual_seed(0),
+    problems = problem_set.build_problems(1, 4, 4, 3, 3, 3.0, torch.Generator().manual_seed(0),
                                           torch.Generator().manual_seed(1))
-    flow = experiments.flow_experiment(problems, ["relu"], 0.2, 1e-6)
-    descent = experiments.descent_experiment(problems, [0.2, 0.1, 0.05], 0.2, torch.Generator().manual_seed(2))
+    flow = flow_experiment.flow_experiment(problems, ["relu"], 0.2, 1e-6)
+    descent = drift_experiment.descent_experiment(problems, [0.2, 0.1, 0.05], 0.2, torch.Generator().manual_seed(2))
     assert any(not f.etas for f in descent.families.values())
     for f, _ in (draw(figures.drift_vs_time, figure_data.drift_vs_time(descent, flow)),
                  draw(figures.drift_vs_eta, figure_data.drift_vs_eta(descent, 0.2)),

@@ -2,7 +2,7 @@
 import pytest
 
 from stagewise.conservation_laws.parameters import check_parameters
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 
 def test_chapter_parameter_validator():
@@ -20,7 +20,7 @@ def test_expected_seconds_is_the_front_matter_time_at_defaults_and_grows_with_th
     """The cost model (its ratio to the default is what the run command shows, anchored to the measured default); more steps, seeds, samples, widths, depth,
     a longer horizon or a tighter solver cost more."""
     from stagewise.conservation_laws.parameters import expected_seconds
-    from stagewise.core.registry import get_chapter
+    from stagewise.core.run.registry import get_chapter
     chapter = get_chapter("conservation-laws")
     defaults = dict(etas=[0.04, 0.02, 0.01, 0.005], horizon=10.0, n_seeds=3, n_samples=12, input_dim=12, width=8,
                     depth=4, init_scale=0.5, ode_rtol=1e-10, device="auto", seed=0)

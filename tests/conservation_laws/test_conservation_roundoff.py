@@ -5,8 +5,8 @@ import numpy as np
 import torch
 
 from conservation_problem import small_problem
-from stagewise.conservation_laws import experiments
-from stagewise.conservation_laws.experiments import _sign_flips, qualifying_neurons
+from stagewise.conservation_laws import drift_experiment, one_step_experiment, problem_set
+from stagewise.conservation_laws.sign_experiment import _sign_flips, qualifying_neurons
 from stagewise.conservation_laws.one_step_law import diagonal_product_law, one_step_change
 from stagewise.conservation_laws.problem import gradients
 
@@ -49,15 +49,15 @@ def test_a_rounding_level_wobble_is_not_a_sign_change():
 def test_one_step_verdicts_on_rank_deficient_weights_are_stable():
     """A linear network with a rank-one W1 and W2 = 0 (one-step change exactly representable only up to
     rounding): the error stays within the rounding bound for every perturbation, and the bound barely moves."""
-    problems = experiments.build_problems(1, 4, 6, 3, 3, 0.5, torch.Generator().manual_seed(1),
+    problems = problem_set.build_problems(1, 4, 6, 3, 3, 0.5, torch.Generator().manual_seed(1),
                                           torch.Generator().manual_seed(2))
     W1, W2 = problems.params0["linear"]
     rank_one = W1[:, :, :1] * torch.ones(1, 1, W1.shape[-1], dtype=W1.dtype)
     tolerances = []
     for rel in PERTURBATIONS:
         params = [_nudged(rank_one, rel), torch.zeros_like(W2) + rel]
-        one = experiments.one_step_experiment(
-            experiments.Problems(problems.families, problems.data, {**problems.params0, "linear": params}), 0.04, 5)
+        one = one_step_experiment.one_step_experiment(
+            problem_set.Problems(problems.families, problems.data, {**problems.params0, "linear": params}), 0.04, 5)
         assert one.error["linear"] <= one.tolerance["linear"]
         tolerances.append(one.tolerance["linear"])
     assert max(tolerances) / min(tolerances) < 1 + 1e-10
@@ -67,8 +67,8 @@ def test_product_law_at_a_balanced_coordinate():
     """u_i = v_i (u^2 - v^2 = 0, perturbed at 1e-15): the error relative to u^2 + v^2 stays at rounding level,
     where an error relative to |u^2 - v^2| would be of order one."""
     family, data, (u, v) = small_problem("diagonal", seeds=1)
-    bound = experiments.one_step_experiment(
-        experiments.build_problems(1, 4, 4, 3, 3, 0.5, torch.Generator().manual_seed(1),
+    bound = one_step_experiment.one_step_experiment(
+        problem_set.build_problems(1, 4, 4, 3, 3, 0.5, torch.Generator().manual_seed(1),
                                    torch.Generator().manual_seed(2)), 0.05, 50).product_law_tolerance
     for rel in PERTURBATIONS:
         measured, predicted, magnitude = diagonal_product_law(u, _nudged(u, rel), data, 0.05, 50)
@@ -83,8 +83,8 @@ def test_a_dead_network_is_unresolved_under_perturbation():
         dead = [_nudged(torch.zeros_like(W) + away, rel), _nudged(a, rel)]
         # exact zeros: the ReLU mask multiplies every term by 0 (no rounding involved)
         assert all(float(g.abs().max()) == 0.0 for g in gradients(family, dead, data))
-        result = experiments.family_descent(family, data, dead, [0.04, 0.02, 0.01], 0.2,
-                                            torch.Generator().manual_seed(0))
+        result = drift_experiment.family_descent(family, data, dead, [0.04, 0.02, 0.01], 0.2,
+                                                 torch.Generator().manual_seed(0))
         assert not result.resolved.any()
         actual, predicted = one_step_change(family, dead, data, 0.04)
         assert float((actual - predicted).abs().max()) == 0.0

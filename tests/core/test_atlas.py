@@ -1,13 +1,13 @@
-"""The parameter atlas (stagewise.core.atlas): every chapter's atlas file, the judge, and the CI subset."""
+"""The parameter atlas (stagewise.core.sweep.atlas): every chapter's atlas file, the judge, and the CI subset."""
 import json
 import os
 
 import pytest
 
 from conftest import stagewise
-from stagewise.core import atlas
-from stagewise.core.parameters import resolve
-from stagewise.core.registry import CHAPTER_ORDER, get_chapter
+from stagewise.core.sweep import atlas
+from stagewise.core.run.parameters import resolve
+from stagewise.core.run.registry import CHAPTER_ORDER, get_chapter
 
 
 @pytest.mark.parametrize("chapter", CHAPTER_ORDER)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, STAGEWISE
-from stagewise.core import book
-from stagewise.core.registry import all_chapters
-from stagewise.core.results_schema import validate
+from stagewise.core.book import build as book
+from stagewise.core.run.registry import all_chapters
+from stagewise.core.run.results_schema import validate
 
 pytestmark = pytest.mark.book
 

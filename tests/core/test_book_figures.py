@@ -7,8 +7,10 @@ import sys
 import pytest
 
 from conftest import ROOT
-from stagewise.core import book, figure_pages, styles
-from stagewise.core.registry import all_chapters
+from stagewise.core.book import build as book
+from stagewise.core.book import figure_pages
+from stagewise.core.figures import styles
+from stagewise.core.run.registry import all_chapters
 
 pytestmark = pytest.mark.book
 HTML = ROOT / "_build" / "html"
@@ -31,7 +33,9 @@ def test_every_figure_of_every_chapter_has_a_sidecar(built_book):
 RENDER_ALL = """
 import json, sys
 sys.modules["torch"] = None                      # a restyle must not need torch
-from stagewise.core import restyle, sidecar, styles
+from stagewise.core.figures import restyle
+from stagewise.core.figures import sidecar
+from stagewise.core.figures import styles
 import matplotlib.pyplot as plt
 problems = []
 for folder, stem in json.loads(sys.argv[1]):
@@ -80,7 +84,7 @@ def test_the_gallery_shows_every_figure(built_book):
 
 def test_the_dark_theme_shows_the_dark_rendering(built_book):
     from test_pages import _need_chromium
-    from stagewise.core import browser
+    from stagewise.core.book import browser
     _need_chromium()
     chapter = all_chapters()[0].name
     with browser.serve(HTML) as base_url, browser.chromium() as chromium:

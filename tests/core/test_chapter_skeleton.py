@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from stagewise.core.registry import all_chapters
+from stagewise.core.run.registry import all_chapters
 
 CHAPTERS = all_chapters()
 

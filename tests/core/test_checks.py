@@ -1,4 +1,4 @@
-"""Checks and their controls (stagewise.core.checks): a control is an experiment computed in the run and judged by
+"""Checks and their controls (stagewise.core.checks.rows): a control is an experiment computed in the run and judged by
 the row's own criterion; the forms that show nothing are refused."""
 import json
 from pathlib import Path
@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from stagewise.core import checks
-from stagewise.core.session import Run
+from stagewise.core.checks import rows as checks
+from stagewise.core.run.session import Run
 
 
 def _run() -> Run:
@@ -157,7 +157,7 @@ def test_rows_without_a_verdict_say_why_and_are_not_failures(fixture_chapters):
 
 
 def test_the_browser_audit_reads_the_result_column():
-    """The page audit (stagewise.core.browser) finds failed rows by the result column's position."""
-    from stagewise.core import browser
+    """The page audit (stagewise.core.book.browser) finds failed rows by the result column's position."""
+    from stagewise.core.book import browser
     assert checks.HEADER[checks.RESULT_COLUMN] == "result" and checks.HEADER[checks.STATEMENT_COLUMN] == "statement"
     assert f"r.cells[{checks.RESULT_COLUMN}].innerText" in browser._PAGE_FACTS

@@ -6,7 +6,7 @@ import pytest
 import subprocess
 
 from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE, stagewise
-from stagewise.core.registry import CHAPTER_ORDER, all_chapters
+from stagewise.core.run.registry import CHAPTER_ORDER, all_chapters
 
 
 def test_list_shows_every_chapter_in_book_order():
@@ -131,7 +131,7 @@ def test_notebook_revalidates_injected_parameters(fixture_chapters):
 
 def test_an_install_without_the_book_sources_says_so(monkeypatch, capsys, tmp_path):
     """A non-editable install has no book/chapters beside it: a clear one-line error, not an empty list."""
-    from stagewise.core import cli
+    from stagewise.core.cli import main as cli
     monkeypatch.setattr(cli, "CHAPTERS_DIR", tmp_path / "missing" / "book" / "chapters")
     assert cli.main(["list"]) == 2
     err = capsys.readouterr().err.strip()
@@ -180,7 +180,7 @@ def test_a_run_in_a_terminal_draws_the_chapters_progress_bars_there(tmp_path):
 
 def test_the_expected_time_is_announced_only_well_above_the_default():
     """The run command's warning before a long run: from the chapter's cost model, relative to its default."""
-    from stagewise.core import cli
+    from stagewise.core.cli import main as cli
 
     class Model:                      # a chapter whose cost model is 2 s per step, 40 steps by default
         name = "model"
@@ -188,7 +188,7 @@ def test_the_expected_time_is_announced_only_well_above_the_default():
 
         def expected_seconds(self, values):
             return 2.0 * values.get("steps", 40)
-    import stagewise.core.parameters as params
+    import stagewise.core.run.parameters as params
     original = params.resolve
     params.resolve = lambda declared, overrides, name: {"steps": 40}
     try:
@@ -207,8 +207,8 @@ def test_the_expected_time_is_announced_only_well_above_the_default():
 def test_every_chapter_has_a_cost_model_and_a_measured_default():
     """The model gives the ratio to the default (each chapter's tests check that it grows with the parameters
     that drive the cost); the seconds shown are anchored to the measured default in the front matter."""
-    from stagewise.core import cli
-    from stagewise.core.parameters import resolve
+    from stagewise.core.cli import main as cli
+    from stagewise.core.run.parameters import resolve
     for chapter in all_chapters():
         defaults = resolve(chapter.parameters, {}, chapter.name)
         seconds = chapter.expected_seconds(defaults)

@@ -2,7 +2,7 @@
 
 ``run.check*(..., control=...)`` and ``run.empirical(..., control=...)`` take a control only from
 ``run.control(what, experiment, *args)`` (the same measurement on a modified run, computed in the run) or
-``run.no_control(why)``; at run time :mod:`stagewise.core.checks` refuses tuples, numbers, lambdas, builtins,
+``run.no_control(why)``; at run time :mod:`stagewise.core.checks.rows` refuses tuples, numbers, lambdas, builtins,
 borrowed values and reorderings. What only the source shows is refused here: a control call whose arguments
 are all literals, one that reverses a list (``reversed(``, ``[::-1]``), one that decides by an exact equality
 (``==``, ``!=``), a lambda or a builtin as the experiment, a ``control=`` given as a tuple or a literal.
@@ -16,8 +16,8 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from stagewise.core.checks import FORBIDDEN_EXPERIMENTS
-from stagewise.core.registry import CHAPTERS_DIR, PROJECT_ROOT
+from stagewise.core.checks.rows import FORBIDDEN_EXPERIMENTS
+from stagewise.core.run.registry import CHAPTERS_DIR, PROJECT_ROOT
 
 CHECK_CALLS = {"check", "check_below", "check_above", "check_between", "check_true", "empirical"}
 CONTROL_MAKERS = {"control", "no_control", "none"}

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from conftest import ROOT
-from stagewise.core import cli
+from stagewise.core.cli import main as cli
 
 SRC = ROOT / "src" / "stagewise"
 

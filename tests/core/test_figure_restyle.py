@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from stagewise.core import plots, sidecar, styles
-from stagewise.core.restyle import restyle
+from stagewise.core.figures import plots
+from stagewise.core.figures import sidecar
+from stagewise.core.figures import styles
+from stagewise.core.figures.restyle import restyle
 
 from conftest import stagewise
 
@@ -21,7 +23,7 @@ DATA = {"x": np.arange(1, 6), "series": {"gd": np.linspace(1, 0.1, 5), "flow": n
 
 
 def _write(folder, data=DATA, stem="demo-curves"):
-    record = sidecar.write(folder, stem, data, {"render": "stagewise.core.plots:curves", "caption": "Demo.",
+    record = sidecar.write(folder, stem, data, {"render": "stagewise.core.figures.plots:curves", "caption": "Demo.",
                                                 "alt": "", "claim": None, "labels": {}, "style": "book"})
     (folder / f"{stem}.json").write_text(json.dumps({"figure": stem, "chapter": "demo", "commit": "abc",
                                                      "seed": 0, "sidecar": record}))
@@ -38,7 +40,7 @@ def run_dir(tmp_path):
 def test_a_sidecar_gives_back_what_was_plotted(tmp_path):
     _write(tmp_path)
     back = sidecar.read(tmp_path, "demo-curves")
-    assert back.renderer == "stagewise.core.plots:curves" and back.caption == "Demo."
+    assert back.renderer == "stagewise.core.figures.plots:curves" and back.caption == "Demo."
     assert np.array_equal(back.data["series"]["gd"], DATA["series"]["gd"])
     assert back.data["series"]["gd"].dtype == np.float64 and back.data["x"].dtype == DATA["x"].dtype
     assert back.data["names"] == ["a", "b"] and back.data["logy"] is True and back.data["xlabel"] == "step"
@@ -90,7 +92,7 @@ def test_every_preset_renders_and_passes_its_audit(run_dir, tmp_path, preset):
     assert [p.suffix for p in paths] == [".png", ".svg", ".pdf"] and all(p.stat().st_size > 0 for p in paths)
     style = styles.resolve(preset)
     figure = sidecar.read(run_dir / "figures", "demo-curves")
-    from stagewise.core.restyle import draw
+    from stagewise.core.figures.restyle import draw
     fig = draw(figure, style)
     assert styles.audit(fig, style) == []
     if style.min_text_pt:                       # talks and posters: every text at least the floor, measured
@@ -171,7 +173,7 @@ def test_the_command_lists_restyles_and_refuses_bad_input_in_one_line(run_dir, t
 
 def test_a_restyle_never_imports_torch(run_dir, tmp_path):
     code = ("import sys; sys.modules['torch'] = None\n"
-            "from stagewise.core import cli\n"
+            "from stagewise.core.cli import main as cli\n"
             f"rc = cli.main(['figure', {str(run_dir)!r}, 'curves', '--style', 'poster', '--out', {str(tmp_path)!r}])\n"
             "assert rc == 0, rc\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -199,7 +201,7 @@ def test_the_shared_curves_renderer_is_pure():
 
 
 def test_the_book_page_gets_the_dark_pair_the_menu_and_the_downloads(fixture_chapters, tmp_path):
-    from stagewise.core import figure_pages
+    from stagewise.core.book import figure_pages
     executed = tmp_path / "executed"
     done = stagewise("run", "smoke-test", "--quiet", "--out", str(executed / "smoke-test"))
     assert done.returncode == 0, done.stderr

@@ -1,4 +1,4 @@
-"""The mutation hook (stagewise.core.mutation): a broken package function inside a chapter's kernel
+"""The mutation hook (stagewise.core.checks.mutation): a broken package function inside a chapter's kernel
 makes the chapter fail in --strict mode; without the variable nothing changes."""
 import json
 import os
@@ -21,7 +21,7 @@ def test_a_mutated_fit_fails_the_strict_run(tmp_path):
 
 
 def test_apply_from_env_passes_the_original(tmp_path, monkeypatch):
-    from stagewise.core import mutation
+    from stagewise.core.checks import mutation
     from stagewise.numerics import fits
     original = fits.loglog_slope
     monkeypatch.setenv(mutation.MUTATION_ENV, f"stagewise.numerics.fits:loglog_slope={MUTANTS}:wrong_slope")

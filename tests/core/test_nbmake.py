@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_CHAPTERS
-from stagewise.core import lanes
-from stagewise.core.registry import all_chapters
+from stagewise.core.book import lanes
+from stagewise.core.run.registry import all_chapters
 
 pytestmark = pytest.mark.nbmake
 SMOKE = FIXTURE_CHAPTERS / "smoke-test.md"

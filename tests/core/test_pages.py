@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from conftest import ROOT, STAGEWISE
-from stagewise.core import browser
-from stagewise.core.registry import all_chapters
+from stagewise.core.book import browser
+from stagewise.core.run.registry import all_chapters
 
 pytestmark = pytest.mark.book
 HTML = ROOT / "_build" / "html"

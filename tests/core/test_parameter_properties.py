@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from stagewise.core import cli
-from stagewise.core.registry import all_chapters
-from stagewise.core.parameters import ParameterError, Parameter, load_parameter_file, resolve
+from stagewise.core.cli import main as cli
+from stagewise.core.run.registry import all_chapters
+from stagewise.core.run.parameters import ParameterError, Parameter, load_parameter_file, resolve
 
 CHAPTERS = {c.name: c for c in all_chapters()}
 PARAMS = [(c.name, p) for c in CHAPTERS.values() for p in c.parameters.values()]

@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from stagewise.core.registry import all_chapters
-from stagewise.core.parameters import ParameterError, coerce, parse_domain, parse_parameters_cell, resolve
+from stagewise.core.run.registry import all_chapters
+from stagewise.core.run.parameters import ParameterError, coerce, parse_domain, parse_parameters_cell, resolve
 
 CELL = '''
 eta: float = 0.1            # step size; (0, 1]

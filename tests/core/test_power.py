@@ -1,4 +1,4 @@
-"""The mutation matrix (stagewise.core.power) and its appendix page (stagewise.core.power_page).
+"""The mutation matrix (stagewise.core.sweep.power) and its appendix page (stagewise.core.book.power_page).
 
 On the smoke-test chapter, whose catalogue has a bug its checks kill, one they cannot see and one that crashes the
 run: the matrix must say killed / survived / crashed for them (control: the baseline passes every row). Then every
@@ -12,8 +12,10 @@ import subprocess
 import pytest
 
 from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE
-from stagewise.core import power, power_page
-from stagewise.core.registry import CHAPTER_ORDER, get_chapter
+from stagewise.core.checks import catalogue
+from stagewise.core.sweep import power
+from stagewise.core.book import power_page
+from stagewise.core.run.registry import CHAPTER_ORDER, get_chapter
 
 
 def _power(*args, tmp_path, timeout=900):
@@ -42,7 +44,7 @@ def test_the_matrix_says_killed_survived_and_crashed(tmp_path):
 def test_the_appendix_shows_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixture_chapters):
     monkeypatch.setenv(power.POWER_DIR_ENV, str(tmp_path))
     chapter = get_chapter("conservation-laws")
-    from stagewise.core.provenance import chapter_code_fingerprint
+    from stagewise.core.run.provenance import chapter_code_fingerprint
     stored = {"chapter": chapter.name, "fingerprint": chapter_code_fingerprint(chapter.name, chapter.source),
               "commit": "abc",
               "checks": [{"name": "row", "kind": "theorem", "baseline": "pass"}], "killed": 1, "total": 1,
@@ -63,7 +65,7 @@ def test_the_appendix_shows_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixtu
 @pytest.mark.parametrize("chapter", CHAPTER_ORDER)
 def test_each_catalogue_has_realistic_bugs(chapter):
     bugs = power.catalogue(chapter)
-    assert len(bugs) >= power.MIN_BUGS
+    assert len(bugs) >= catalogue.MIN_BUGS
     assert len({b.category for b in bugs}) >= 6, "at least six kinds of slip"
     assert sum(b.ci for b in bugs) == 1
     assert all(len(b.doc) >= 80 for b in bugs), "each docstring says what the bug is and why it is plausible"
@@ -82,8 +84,8 @@ def test_no_chapter_imports_another_chapters_package(chapter):
     """What makes a matrix's fingerprint per chapter sound: a chapter runs only its own subpackage, core/ and
     numerics/ (control: the scan sees the chapter's own package)."""
     import re
-    own = power.package_of(chapter)
-    others = {power.package_of(c) for c in CHAPTER_ORDER} - {own}
+    own = catalogue.package_of(chapter)
+    others = {catalogue.package_of(c) for c in CHAPTER_ORDER} - {own}
     sources = [get_chapter(chapter).source] + sorted((ROOT / "src" / own.replace(".", "/")).rglob("*.py"))
     named = {m for path in sources for m in re.findall(r"stagewise\.[a-z_]+", path.read_text())}
     assert own in named
@@ -95,20 +97,20 @@ def test_the_modules_left_out_of_a_chapters_fingerprint_never_run_in_its_kernel(
     chapter_code_fingerprint leaves out (control: the kernel's own modules are seen)."""
     import subprocess
     import sys
-    from stagewise.core.provenance import OUTSIDE_THE_KERNEL
-    code = ("import sys, importlib, stagewise; from stagewise.core import session; "
-            + "; ".join(f"importlib.import_module('{power.package_of(c)}')" for c in CHAPTER_ORDER)
+    from stagewise.core.run.provenance import outside_the_kernel
+    code = ("import sys, importlib, stagewise; from stagewise.core.run import session; "
+            + "; ".join(f"importlib.import_module('{catalogue.package_of(c)}')" for c in CHAPTER_ORDER)
             + "; print(' '.join(m for m in sys.modules if m.startswith('stagewise.core.')))")
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                                 cwd=ROOT).stdout.split())
-    assert "stagewise.core.session" in loaded and "stagewise.core.checks" in loaded
-    assert not {f"stagewise.core.{name[:-3]}" for name in OUTSIDE_THE_KERNEL} & loaded
+    assert "stagewise.core.run.session" in loaded and "stagewise.core.checks.rows" in loaded
+    assert not [m for m in loaded if outside_the_kernel(m.removeprefix("stagewise.core."))]
 
 
 def test_a_restamp_sees_code_and_front_matter_but_not_prose():
     """`stagewise power --restamp` marks a matrix current after a prose-only change: what it compares is the
     chapter's front matter and code cells (the control: a changed code cell, a changed front matter)."""
-    from stagewise.core.cli_sweep import _code_of
+    from stagewise.core.cli.sweeps import _code_of
     source = (ROOT / "book" / "chapters" / "linear-riccati.md").read_text()
     title = next(line for line in source.splitlines() if line.startswith("# "))   # the chapter's title: prose
     prose = source.replace(title, title + " (renamed in the prose)", 1)
@@ -119,8 +121,8 @@ def test_a_restamp_sees_code_and_front_matter_but_not_prose():
 
 
 def test_a_restamp_refuses_a_matrix_that_code_changes_made_stale(tmp_path, monkeypatch):
-    from stagewise.core import power
-    from stagewise.core.cli_sweep import UsageError, restamp
+    from stagewise.core.sweep import power
+    from stagewise.core.cli.sweeps import UsageError, restamp
     stored = json.loads(power.stored_path("linear-riccati").read_text())
     stored["fingerprint"] = "0" * 64                   # a matrix of some other code
     monkeypatch.setenv(power.POWER_DIR_ENV, str(tmp_path))

@@ -4,8 +4,9 @@ import shutil
 import subprocess
 
 from conftest import ROOT, stagewise
-from stagewise.core import book, provenance
-from stagewise.core.registry import get_chapter
+from stagewise.core.book import build as book
+from stagewise.core.run import provenance
+from stagewise.core.run.registry import get_chapter
 
 
 def _project(tmp_path):

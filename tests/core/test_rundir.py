@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_CHAPTERS, ROOT, STAGEWISE, as_typed_in_a_terminal
-from stagewise.core import book, locks, rundir
+from stagewise.core.book import build as book
+from stagewise.core.run import locks
+from stagewise.core.run import rundir
 
 CHAPTER = "smoke-test"
 

@@ -3,8 +3,8 @@ executed folder has one, else the chapter's `expected_seconds` (front matter), s
 cores ends near max(longest, total / 2)."""
 import json
 
-from stagewise.core import book
-from stagewise.core.registry import all_chapters
+from stagewise.core.book import build as book
+from stagewise.core.run.registry import all_chapters
 
 
 def test_every_book_chapter_states_its_expected_time():

@@ -1,9 +1,9 @@
-"""The notebook side (stagewise.core.session): named random streams are reproducible and independent."""
+"""The notebook side (stagewise.core.run.session): named random streams are reproducible and independent."""
 import numpy as np
 import torch
 
-from stagewise.core.device import stream_seed
-from stagewise.core.session import Run
+from stagewise.core.run.device import stream_seed
+from stagewise.core.run.session import Run
 
 
 def _run(seed: int) -> Run:

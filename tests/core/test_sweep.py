@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURE_CHAPTERS, ROOT, as_typed_in_a_terminal, stagewise
-from stagewise.core import grid as grids
-from stagewise.core.parameters import ParameterError
-from stagewise.core.results_schema import ResultsSchemaError, validate
+from stagewise.core.sweep import grid as grids
+from stagewise.core.run.parameters import ParameterError
+from stagewise.core.run.results_schema import ResultsSchemaError, validate
 
 
 def _grid(tmp_path: Path, text: str) -> str:
@@ -211,7 +211,7 @@ def test_the_embedded_cluster_prints_its_real_dashboard_and_it_answers(fixture_c
     one the scheduler serves (a random port, not the template's 8787), and it answers HTTP."""
     import urllib.request
 
-    from stagewise.core import sweep
+    from stagewise.core.sweep import engine as sweep
     with sweep.client_for(None, 1) as client:
         link = sweep.dashboard_link(client)
         assert link and link.endswith("/status") and ":8787/" not in link

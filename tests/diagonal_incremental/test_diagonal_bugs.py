@@ -4,10 +4,11 @@ import functools
 import importlib
 
 import numpy as np
+import pytest
 import torch
 
-from stagewise.core.power import CATEGORIES, MIN_BUGS
-from stagewise.diagonal_incremental import algorithm, bugs, descent, finite_alpha, staircase
+from stagewise.core.checks.catalogue import CATEGORIES, MIN_BUGS
+from stagewise.diagonal_incremental import algorithm, bugs, descent, finite_alpha, plateau_states
 from stagewise.diagonal_incremental.networks import LinearDiagonal
 
 
@@ -51,7 +52,7 @@ def test_thresholds_and_plateau_counter_bugs():
     assert np.allclose(w0, b0) and np.allclose(w_hi - 2, 2 - b_hi)
     tau = np.linspace(0, 3, 601)
     stair = np.where(tau < 1, 1.0, np.where(tau < 2, 0.5, 0.05))
-    assert staircase.count_plateaus(tau, stair) == 3
+    assert plateau_states.count_plateaus(tau, stair) == 3
     assert bugs.count_plateaus_absolute(tau, stair * np.where(tau < 1, 1.0, 0.2)) < 3   # small late drops missed
 
 
@@ -64,3 +65,41 @@ def test_race_memoryless_and_conservation_same_steps():
     wrong = _bound("conservation-same-steps")(model, u0, v0, [0.04, 0.02, 0.01], 2.0, alpha=0.1)
     same = descent.conservation_study(model, u0, v0, [0.04, 0.02, 0.01], 2.0, alpha=0.1, same_steps=True)
     assert np.allclose(wrong.drift, same.drift)
+
+
+class _Reached(Exception):
+    pass
+
+
+def _raise(*args, **kwargs):
+    raise _Reached
+
+
+def test_targets_reach_every_caller(monkeypatch):
+    """The bug targets are the names the studies look up at call time: ``staircase:log_scale_flow`` reaches every
+    exact flow of the studies (Algorithm 1's study, the solver check's fresh flow, the tighter plateau solve),
+    ``transitions:transition_times`` the transition times (also those the finite-alpha study measures) and
+    ``plateau_states:count_plateaus`` the plateau count."""
+    from stagewise.diagonal_incremental import staircase, transitions
+    model = LinearDiagonal(torch.eye(2, dtype=torch.float64), torch.tensor([1.0, -0.5], dtype=torch.float64))
+    tau = np.linspace(0.0, 1.0, 11)
+    fs = staircase.FlowStudy([1e-8], np.ones(2), np.zeros(2), [], tau, {"beta": np.zeros((11, 1, 2)),
+                                                                        "loss": np.ones((11, 1))})
+    ps = plateau_states.PlateauStudy(np.array([0.5]), [5], 1, 0.0, 0.0, np.zeros((1, 2)), np.zeros((1, 2)),
+                                     np.zeros((11, 2)))
+    with monkeypatch.context() as m:
+        m.setattr(staircase, "log_scale_flow", _raise)
+        for run in (lambda: staircase.flow_study(model, [1e-8], np.ones(2), np.zeros(2), rtol=1e-8),
+                    lambda: transitions.flow_times(model, fs, 0, 1e-8),
+                    lambda: plateau_states.plateau_weight_errors(model, fs, ps, rtol=1e-8)):
+            with pytest.raises(_Reached):
+                run()
+    assert finite_alpha.measured_times is transitions.measured_times
+    with monkeypatch.context() as m:
+        m.setattr(transitions, "transition_times", _raise)
+        with pytest.raises(_Reached):
+            transitions.measured_times(model, fs)
+    with monkeypatch.context() as m:
+        m.setattr(plateau_states, "count_plateaus", _raise)
+        with pytest.raises(_Reached):
+            plateau_states.plateaus_match(tau, np.ones(11), 1)

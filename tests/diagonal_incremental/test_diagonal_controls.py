@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.diagonal_incremental import assumptions, correlated, descent, full_head, staircase
+from stagewise.diagonal_incremental import (assumptions, correlated, descent, full_head, plateau_states, staircase,
+                                            transitions)
 from stagewise.diagonal_incremental.algorithm import algorithm1
 from stagewise.diagonal_incremental.networks import LinearDiagonal
 
@@ -23,27 +24,27 @@ def _transitions(T, C, alphas):
     """Times T_k + C_k x with x = 1/log(1/alpha): the measured law of the transition times."""
     x = 1.0 / -np.log(np.asarray(alphas))
     times = np.asarray(T)[None] + np.asarray(C)[None] * x[:, None]
-    return staircase.TransitionStudy(np.asarray(T, float), x, times, np.zeros((len(T), 3)))
+    return transitions.TransitionStudy(np.asarray(T, float), x, times, np.zeros((len(T), 3)))
 
 
 def test_time_error_relative_to_the_prediction():
     ts = _transitions([1.0, 2.0], [0.5, -1.0], [1e-8, 1e-16, 1e-32, 1e-64])
     x_min = 1 / (64 * math.log(10))
-    assert staircase.time_error(ts.times[-1], ts.T, ts.T) == pytest.approx(max(0.5, 0.5) * x_min)
-    assert staircase.time_error([1.0, np.nan], ts.T, ts.T) != staircase.time_error([1.0, np.nan], ts.T, ts.T)
+    assert transitions.time_error(ts.times[-1], ts.T, ts.T) == pytest.approx(max(0.5, 0.5) * x_min)
+    assert transitions.time_error([1.0, np.nan], ts.T, ts.T) != transitions.time_error([1.0, np.nan], ts.T, ts.T)
 
 
 def test_extrapolation_in_the_right_variable_is_exact_and_the_wrong_exponent_is_not():
     ts = _transitions([1.0, 2.0, 3.0], [0.15, 1.5, -1.2], [1e-8, 1e-16, 1e-32, 1e-64])
-    assert staircase.extrapolation_error(ts) < 1e-12
-    assert staircase.extrapolation_error(ts, power=2) > 1e-3        # a fit in 1/log^2 cannot represent C x
+    assert transitions.extrapolation_error(ts) < 1e-12
+    assert transitions.extrapolation_error(ts, power=2) > 1e-3        # a fit in 1/log^2 cannot represent C x
 
 
 def test_plateau_count_and_readouts_on_a_trajectory():
     tau = np.linspace(0, 3, 601)
     stair = np.where(tau < 1, 1.0, np.where(tau < 2, 0.5, 0.1))
-    assert staircase.plateaus_match(tau, stair, 2) and not staircase.plateaus_match(tau, stair, 3)
-    assert not staircase.plateaus_match(tau, 1.0 - 0.3 * tau, 2)    # a gentle slope: no drop of 20% in 0.05
+    assert plateau_states.plateaus_match(tau, stair, 2) and not plateau_states.plateaus_match(tau, stair, 3)
+    assert not plateau_states.plateaus_match(tau, 1.0 - 0.3 * tau, 2)    # a gentle slope: no drop of 20% in 0.05
 
 
 def _flow_study(beta_path, tau, alphas=(1e-8,)):
@@ -124,10 +125,10 @@ def test_full_head_truncation_and_monotone_count():
 
 def test_extrapolation_uncertainty_sees_a_largest_alpha_off_the_asymptotic_law():
     ts = _transitions([1.0, 2.0], [0.5, -1.0], [1e-8, 1e-16, 1e-32])
-    ts.fits = np.array([staircase.inverse_log_fit(1 / ts.x, ts.times[:, k], 2) for k in range(2)])
+    ts.fits = np.array([transitions.inverse_log_fit(1 / ts.x, ts.times[:, k], 2) for k in range(2)])
     assert ts.extrapolation_uncertainty < 1e-12                         # on the law T + C x: nothing to see
     ts.times[0] += 0.01                                                  # the largest alpha off the law
-    ts.fits = np.array([staircase.inverse_log_fit(1 / ts.x, ts.times[:, k], 2) for k in range(2)])
+    ts.fits = np.array([transitions.inverse_log_fit(1 / ts.x, ts.times[:, k], 2) for k in range(2)])
     assert ts.extrapolation_uncertainty > 1e-3
 
 
@@ -139,7 +140,7 @@ def test_memoryless_race_restarts_the_clocks_and_misses_the_later_stages():
     wrong = np.array([s.T for s in algorithm1(model, memoryless=True)[1:]])
     assert np.allclose(right, [1.0, 2.0, 4.0]) and np.allclose(wrong, [1.0, 3.0, 7.0])
     ts = _transitions(right, [0.0, 0.0, 0.0], [1e-8, 1e-64])
-    assert staircase.memoryless_time_error(model, ts) == pytest.approx(3.0 / 7.0)
+    assert transitions.memoryless_time_error(model, ts) == pytest.approx(3.0 / 7.0)
 
 
 def test_entries_outside_the_support_during_a_transition():
@@ -150,10 +151,10 @@ def test_entries_outside_the_support_during_a_transition():
     beta = np.zeros((501, 3))
     beta[tau > 1, 0], beta[tau > 2, 1], beta[tau > 4, 2] = 1.0, -0.5, 0.25
     mids = np.array([0.5, 1.5, 3.0, 4.5])
-    assert staircase.entries_outside(tau, beta, mids, stages) == 0.0
+    assert plateau_states.entries_outside(tau, beta, mids, stages) == 0.0
     beta[(tau > 1.2) & (tau < 1.4), 2] = 0.01                # coordinate 2 switches on for a while in transition 2
-    assert staircase.entries_outside(tau, beta, mids, stages) == pytest.approx(0.01)
-    assert staircase.entries_outside(tau, beta, mids, stages, resolved=[True, False, True, True]) == 0.0
+    assert plateau_states.entries_outside(tau, beta, mids, stages) == pytest.approx(0.01)
+    assert plateau_states.entries_outside(tau, beta, mids, stages, resolved=[True, False, True, True]) == 0.0
 
 
 def test_balanced_hessian_is_positive_on_the_support_and_a_saddle_with_the_next_coordinate():

@@ -10,9 +10,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import styles  # noqa: E402
+from stagewise.core.figures import styles  # noqa: E402
 from stagewise.diagonal_incremental import (algorithm, assumptions, correlated, descent, figure_data,  # noqa: E402
-                                            figures, full_head, networks, staircase, tables)
+                                            figures, full_head, log_scale, networks, plateau_states, staircase,
+                                            tables, transitions)
 from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
 D = 2                                       # coordinates 0, 1 key-query, 2, 3 value-output
@@ -31,8 +32,8 @@ def data():
                                     torch.tensor([0.9, 0.0, -0.5, 0.3], dtype=torch.float64))
     u0, v0 = np.array([1.0, 0.7, -1.2, 0.4]), np.array([0.3, -0.2, 0.5, -0.6])
     fs = staircase.flow_study(model, [1e-16, 1e-32, 1e-64], u0, v0, rtol=1e-8, n_tau=401)
-    ts = staircase.transition_study(model, fs)
-    ps = staircase.plateau_study(fs, D)
+    ts = transitions.transition_study(model, fs)
+    ps = plateau_states.plateau_study(fs, D)
     gd = descent.gradient_descent(model, u0, v0, [1e-2, 1e-4], 0.1, 600, record_every=5)
     cs = descent.ConservationStudy([0.1, 0.05, 0.025], [1e-2, 5.2e-3, 2.6e-3], 0.1, np.array([0.94, 0.97]))
     corr = correlated.correlated_study(np.array([0.8, -1.1, 0.6]), np.array([0.3, 0.4, -0.2]))
@@ -42,7 +43,7 @@ def data():
     fh = full_head.full_head_gd(X, Y, 1e-3, 0.05, 40, torch.Generator().manual_seed(0), record_every=10)
     return {"loss": figure_data.loss(fs, gd, [1e-2, 1e-4]), "entries": figure_data.entries(fs, D),
             "times": figure_data.times(ts), "rank": figure_data.rank(fs, ps),
-            "logscale": figure_data.logscale(fs, staircase.log_scale_study(fs), D),
+            "logscale": figure_data.logscale(fs, log_scale.log_scale_study(fs), D),
             "conservation": figure_data.conservation(cs), "reenter": figure_data.reenter(corr),
             "perturb": figure_data.perturb(pert), "fullhead": figure_data.fullhead(fh)}
 

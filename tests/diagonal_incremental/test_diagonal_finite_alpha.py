@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.diagonal_incremental import closed_forms, finite_alpha, networks, staircase
+from stagewise.diagonal_incremental import closed_forms, finite_alpha, networks, staircase, transitions
 
 f64 = torch.float64
 BETA_STAR = np.array([0.9, -0.5, 0.3])
@@ -17,7 +17,7 @@ def orthogonal():
     u0, v0 = np.array([1.3, 0.4, -0.9]), np.array([-0.6, 1.1, 0.2])
     alphas = [1e-8, 1e-16]
     fs = staircase.flow_study(model, alphas, u0, v0, rtol=1e-10, n_tau=3000)
-    return model, u0, v0, alphas, fs, staircase.measured_times(model, fs)
+    return model, u0, v0, alphas, fs, transitions.measured_times(model, fs)
 
 
 def test_closed_form_matches_the_exact_flow(orthogonal):

@@ -1,7 +1,7 @@
 """The chapter's cross-parameter validator (front matter ``stagewise: validator:``)."""
 import pytest
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.diagonal_incremental import parameters
 
 

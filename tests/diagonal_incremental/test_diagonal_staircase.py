@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.diagonal_incremental import closed_forms, networks, staircase
+from stagewise.diagonal_incremental import (closed_forms, log_scale, networks, plateau_states, relaxation, staircase,
+                                            transitions)
 
 BETA_STAR = [0.9, -0.5, 0.3]
 
@@ -14,7 +15,7 @@ def studies():
     model = networks.LinearDiagonal(torch.eye(3, dtype=torch.float64), torch.tensor(BETA_STAR, dtype=torch.float64))
     fs = staircase.flow_study(model, [1e-16, 1e-32, 1e-64], np.array([1.0, 0.7, -1.2]), np.array([0.3, -0.2, 0.5]),
                               rtol=1e-9, n_tau=801)
-    return model, fs, staircase.transition_study(model, fs)
+    return model, fs, transitions.transition_study(model, fs)
 
 
 def test_flow_study_and_transition_times(studies):
@@ -32,10 +33,10 @@ def test_flow_study_and_transition_times(studies):
 def test_plateau_and_log_scale_studies(studies):
     """Theorem 4.1 on the plateaus (losses, weights, ranks) and the bookkeeping b^k of eq. (12)."""
     model, fs, ts = studies
-    ps = staircase.plateau_study(fs, d=2)
+    ps = plateau_states.plateau_study(fs, d=2)
     assert ps.n_plateaus == 4 and ps.staircase
     assert ps.loss_err < 1e-6 and ps.beta_err < 1e-6
-    ls = staircase.log_scale_study(fs)
+    ls = log_scale.log_scale_study(fs)
     assert ls.b_err < 0.05 and ls.b_err_const == pytest.approx(ls.b_err * np.log(1e64))
 
 
@@ -43,12 +44,12 @@ def test_relaxation_rates_and_resolved_plateaus(studies):
     """Sigma = I: on plateau k the balanced flow relaxes at r_k = 2 min_{j in S_k} |beta*_j|; a plateau whose
     midpoint is fewer than log(1/tol) e-foldings past its transition is left out of the plateau checks."""
     model, fs, ts = studies
-    rates = staircase.relaxation_rates(model, fs.stages)
+    rates = relaxation.relaxation_rates(model, fs.stages)
     np.testing.assert_allclose(rates[1:], [1.8, 1.0, 0.6], rtol=1e-8)
     assert np.isinf(rates[0])
-    n = staircase.relaxation_numbers(rates, [0.0, 1.0, 2.0, 3.0], [0.5, 1.5, 2.5, 3.5], 1e-10)
+    n = relaxation.relaxation_numbers(rates, [0.0, 1.0, 2.0, 3.0], [0.5, 1.5, 2.5, 3.5], 1e-10)
     np.testing.assert_allclose(n[1:], 0.5 * np.log(1e10) * rates[1:])
-    ps = staircase.plateau_study(fs, 2, rates, ts.times[fs.j_min], tol=1e-4)
+    ps = plateau_states.plateau_study(fs, 2, rates, ts.times[fs.j_min], tol=1e-4)
     assert ps.resolved.all() and ps.staircase and ps.beta_err < 1e-4
-    strict = staircase.plateau_study(fs, 2, rates, ts.times[fs.j_min], tol=1e-300)   # nothing settles that far
+    strict = plateau_states.plateau_study(fs, 2, rates, ts.times[fs.j_min], tol=1e-300)   # nothing settles that far
     assert strict.unresolved == [1, 2, 3] and strict.resolved[0]

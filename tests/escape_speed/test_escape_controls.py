@@ -5,7 +5,7 @@ import math
 import numpy as np
 import torch
 
-from stagewise.escape_speed import closed_forms, deepening, example1, explosion, low_rank, network, problems
+from stagewise.escape_speed import closed_forms, deepening, example1_rank_one, explosion, network, problems, theorem_31
 
 torch.set_num_threads(1)
 
@@ -34,8 +34,8 @@ def test_wrong_eq6_period_and_rotated_data_are_rejected():
     assert np.abs(closed_forms.rank_one_speed_eq6(phi, np.pi / 2) - direct).max() > 1e-3
     c, s = math.cos(math.pi / 8), math.sin(math.pi / 8)
     R = torch.tensor([[c, -s], [s, c]], dtype=X.dtype)
-    assert example1.pi4_offset(closed_forms.shallow_speed(X, G)[1]) < 1e-9
-    assert abs(example1.pi4_offset(closed_forms.shallow_speed(R @ X, G)[1]) - 0.5) < 1e-6
+    assert example1_rank_one.pi4_offset(closed_forms.shallow_speed(X, G)[1]) < 1e-9
+    assert abs(example1_rank_one.pi4_offset(closed_forms.shallow_speed(R @ X, G)[1]) - 0.5) < 1e-6
 
 
 def test_paper_sign_of_the_construction_gives_the_wrong_speed():
@@ -66,18 +66,18 @@ def test_random_optima_and_untrained_ranks():
     assert len(res.random_optima) == 3
     for W, s in zip(res.random_optima, res.random_speeds):
         assert abs(float(network.speed(W, X, G)[0]) - s) < 1e-12
-    rnd = low_rank.optima_ranks({"Gaussian": res}, data, plateau=math.inf, source="random")
+    rnd = theorem_31.optima_ranks({"Gaussian": res}, data, plateau=math.inf, source="random")
     assert rnd.count == 2 and 0.0 <= rnd.deep_max <= 1.0 and not math.isnan(rnd.deep_repr_max)
-    none = low_rank.optima_ranks({"Gaussian": res}, data, plateau=-1.0, source="random")
+    none = theorem_31.optima_ranks({"Gaussian": res}, data, plateau=-1.0, source="random")
     assert none.count == 0 and math.isnan(none.deep_max)
-    w, z = low_rank.untrained_ranks(data, [2, 3, 4], 6, 4, gen(6))
+    w, z = theorem_31.untrained_ranks(data, [2, 3, 4], 6, 4, gen(6))
     assert w > 0.1 and z > 0.1                                         # untrained nets are far from rank one
-    assert all(math.isnan(v) for v in low_rank.untrained_ranks(data, [2], 6, 4, gen(6)))
+    assert all(math.isnan(v) for v in theorem_31.untrained_ranks(data, [2], 6, 4, gen(6)))
 
 
 def test_zero_speed_is_relative():
     X, G = problems.circle_data(24, "cos3")
     scale = float(X.norm() * G.norm())
-    assert low_rank.thm31_constant(X, G, 1e-15)[0] == math.inf       # rounding-level speed counts as zero
-    assert math.isfinite(low_rank.thm31_constant(X, G, 0.5)[0])
-    assert math.isnan(low_rank.safe_ratio(1.0, 1e-15, scale)) and low_rank.safe_ratio(1.0, 0.5, scale) == 2.0
+    assert theorem_31.thm31_constant(X, G, 1e-15)[0] == math.inf       # rounding-level speed counts as zero
+    assert math.isfinite(theorem_31.thm31_constant(X, G, 0.5)[0])
+    assert math.isnan(theorem_31.safe_ratio(1.0, 1e-15, scale)) and theorem_31.safe_ratio(1.0, 0.5, scale) == 2.0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.escape_speed import closed_forms, deepening, low_rank, network, problems
+from stagewise.escape_speed import closed_forms, deepening, layer_measures, network, problems, theorem_31
 from stagewise.numerics import spectra
 
 torch.set_num_threads(1)
@@ -37,9 +37,9 @@ def test_escape_by_depth_monotone_and_cos3_zero():
     res = deepening.escape_by_depth(X, G, [2, 3], 6, 6, 300, 0.1, 1e-4, gen(6))
     assert np.all(np.diff(res.speeds) >= 0)
     assert res.speeds[1] > 0.7
-    c, lmin = low_rank.thm31_constant(X, G, 0.0)                          # zero speed: reported, not divided by
+    c, lmin = theorem_31.thm31_constant(X, G, 0.0)                          # zero speed: reported, not divided by
     assert math.isinf(c) and math.isinf(lmin)
-    assert math.isnan(low_rank.safe_ratio(1.0, 0.0))
+    assert math.isnan(theorem_31.safe_ratio(1.0, 0.0))
 
 
 def test_merging_a_linear_layer_keeps_the_function_and_never_slows():
@@ -61,7 +61,7 @@ def test_merging_a_nonlinear_layer_can_change_the_function():
     """Proposition "Merging a linear layer" needs nu_l = 0: merging a nonlinear layer can lose speed."""
     X, G = problems.example1_data()
     W = closed_forms.rank_two_construction()                                # depth 3: both ReLUs matter
-    d = low_rank.layer_diagnostics(W, X)
+    d = layer_measures.layer_diagnostics(W, X)
     assert min(d["nu"]) > 0.1
     assert float(network.speed(deepening.merge_most_linear(W, X), X, G)[0]) < 0.5 - 0.1
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.escape_speed import digits as dg
 
 

@@ -11,8 +11,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import styles  # noqa: E402
-from stagewise.escape_speed import deepening, digits, example1, explosion, figure_data, figures, problems  # noqa: E402
+from stagewise.core.figures import styles  # noqa: E402
+from stagewise.escape_speed import deepening, digits, example1_rank_one, example1_widths, explosion  # noqa: E402
+from stagewise.escape_speed import figure_data, figures, problems  # noqa: E402
 from stagewise.escape_speed import gradient_descent as gd  # noqa: E402
 from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
@@ -28,8 +29,8 @@ def all_data():
     """Figures "rank-one", "success", "gd-success", "depth", "explosion", "escape-time" and "digits"
     (Propositions "Example 1", 3.2, 2.2; paper Figs 1-6), from small results."""
     X, G = problems.example1_data()
-    sweep = example1.ascent_width_sweep(X, G, [1, 2, 4], 3, 50, 0.1, 1e-3, gen(1))
-    gds = example1.gd_success(X, G, [1, 2, 4], 3, 1e-3, 0.02, gen(2))
+    sweep = example1_widths.ascent_width_sweep(X, G, [1, 2, 4], 3, 50, 0.1, 1e-3, gen(1))
+    gds = example1_widths.gd_success(X, G, [1, 2, 4], 3, 1e-3, 0.02, gen(2))
     st = deepening.depth_study({"Example 1": (X, G), "cos 3θ (24)": problems.circle_data(24, "cos3")},
                                [2, 3], 4, 4, 50, 0.1, 1e-3, gen(3))
     Xt, Yt = problems.interior_teacher(20, 5, gen(4))
@@ -39,7 +40,7 @@ def all_data():
     runs = {L: digits.train_digits(Xm, Ym, L, 6, 0.01, 20, 0.02, 1.0, 10, gen(7)) for L in (3, 2)}
     esc = {L: digits.escapes(r, (2.2, 1.5)) for L, r in runs.items()}
     return {
-        "rank_one": figure_data.rank_one(example1.rank_one_scan(X, G, 801)),
+        "rank_one": figure_data.rank_one(example1_rank_one.rank_one_scan(X, G, 801)),
         "success": figure_data.success(sweep),
         "gd_success": figure_data.gd_success(sweep, gds, np.random.default_rng(0)),
         "depth": figure_data.depth(st, [2, 3], X),

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.core import power
-from stagewise.escape_speed import closed_forms, deepening, example1, explosion, low_rank, network, problems
+from stagewise.core.checks import catalogue
+from stagewise.escape_speed import (closed_forms, deepening, example1_rank_one, example1_widths, explosion, network,
+                                    problems, proposition_33, restart_ranks, width_trend)
 from stagewise.escape_speed import gradient_descent as gd
 
 torch.set_num_threads(1)
@@ -18,71 +19,71 @@ def gen(seed=0):
 
 
 def test_wilson_interval_known_values():
-    lo, hi = example1.wilson(0, 16)
+    lo, hi = width_trend.wilson(0, 16)
     assert lo == 0.0 and 0.19 < hi < 0.20                  # 0/16: [0, 0.194]
-    lo, hi = example1.wilson(8, 16)
+    lo, hi = width_trend.wilson(8, 16)
     assert abs(lo - 0.28) < 0.01 and abs(hi - 0.72) < 0.01
-    assert example1.wilson(0, 0) == (0.0, 1.0)
+    assert width_trend.wilson(0, 0) == (0.0, 1.0)
 
 
 def test_newcombe_interval_contains_the_effect_and_is_symmetric():
-    d, lo, hi = example1.newcombe(15, 32, 7, 32)
+    d, lo, hi = width_trend.newcombe(15, 32, 7, 32)
     assert lo < d < hi and abs(d - 0.25) < 1e-12
-    d2, lo2, hi2 = example1.newcombe(7, 32, 15, 32)
+    d2, lo2, hi2 = width_trend.newcombe(7, 32, 15, 32)
     assert abs(d2 + d) < 1e-12 and abs(lo2 + hi) < 1e-12 and abs(hi2 + lo) < 1e-12
 
 
 def test_width_trend_leaves_out_forced_widths_and_rejects_flat_or_falling():
     widths, n = [1, 2, 4, 8, 16, 32], [24] * 6
     # the falling curve that the old robust form passed because the zeros at widths 1 and 2 carried it
-    falling = example1.width_trend(widths, [0, 0, 22, 7, 2, 1], n)
+    falling = width_trend.width_trend(widths, [0, 0, 22, 7, 2, 1], n)
     assert falling.widths == [4, 8, 16, 32]
-    assert falling.slope < 0 and not example1.trend_shown(falling.value)
-    assert example1.grows_with_width(widths, np.array([0, 0, 0.9, 0.3, 0.1, 0.05]))   # the old test passed it
-    flat = example1.width_trend(widths, [0, 0, 11, 12, 11, 12], n)
-    assert not example1.trend_shown(flat.value)
+    assert falling.slope < 0 and not width_trend.trend_shown(falling.value)
+    assert width_trend.grows_with_width(widths, np.array([0, 0, 0.9, 0.3, 0.1, 0.05]))   # the old test passed it
+    flat = width_trend.width_trend(widths, [0, 0, 11, 12, 11, 12], n)
+    assert not width_trend.trend_shown(flat.value)
     # a saturated step: forced zeros, then flat; the old test passed it, the trend over informative widths does not
-    step = example1.width_trend(widths, [0, 0, 12, 12, 12, 12], n)
-    assert example1.grows_with_width(widths, np.array([0, 0, 0.5, 0.5, 0.5, 0.5]))
-    assert step.slope == pytest.approx(0.0, abs=1e-12) and not example1.trend_shown(step.value)
-    growing = example1.width_trend(widths, [0, 0, 1, 8, 10, 13], n)
-    assert example1.trend_shown(growing.value) and growing.lo > 0
+    step = width_trend.width_trend(widths, [0, 0, 12, 12, 12, 12], n)
+    assert width_trend.grows_with_width(widths, np.array([0, 0, 0.5, 0.5, 0.5, 0.5]))
+    assert step.slope == pytest.approx(0.0, abs=1e-12) and not width_trend.trend_shown(step.value)
+    growing = width_trend.width_trend(widths, [0, 0, 1, 8, 10, 13], n)
+    assert width_trend.trend_shown(growing.value) and growing.lo > 0
     # the interval excludes 0 exactly when the one-sided Cochran-Armitage test rejects at 2.5 %
-    assert (growing.lo > 0) == (growing.z > example1.Z95)
-    assert example1.width_trend([1, 2, 4], [0, 0, 3], [24] * 3) is None     # one informative width: no trend
-    beyond = example1.width_trend(widths, [0, 0, 0, 7, 8, 7], [16] * 6, min_width=8)
-    assert beyond.widths == [8, 16, 32] and not example1.trend_shown(beyond.value)   # the GD curve: a step, then flat
-    none = example1.width_trend(widths, [0] * 6, n)
-    assert none.value == [0.0, 0.0, 0.0] and not example1.trend_shown(none.value)
-    assert not example1.trend_shown([math.nan, math.nan, math.nan])
-    assert "4: 1/24" in example1.widths_text(growing) and "per doubling" in example1.trend_text(growing)
+    assert (growing.lo > 0) == (growing.z > width_trend.Z95)
+    assert width_trend.width_trend([1, 2, 4], [0, 0, 3], [24] * 3) is None     # one informative width: no trend
+    beyond = width_trend.width_trend(widths, [0, 0, 0, 7, 8, 7], [16] * 6, min_width=8)
+    assert beyond.widths == [8, 16, 32] and not width_trend.trend_shown(beyond.value)  # the GD curve: a step, then flat
+    none = width_trend.width_trend(widths, [0] * 6, n)
+    assert none.value == [0.0, 0.0, 0.0] and not width_trend.trend_shown(none.value)
+    assert not width_trend.trend_shown([math.nan, math.nan, math.nan])
+    assert "4: 1/24" in width_trend.widths_text(growing) and "per doubling" in width_trend.trend_text(growing)
 
 
 def test_saturated_step_control_keeps_forced_widths():
     X, G = problems.example1_data()
-    value = example1.ascent_trend(X, G, [1, 4, 8], 6, 100, 0.1, 1e-3, gen(1), actual_width=8)
+    value = example1_widths.ascent_trend(X, G, [1, 4, 8], 6, 100, 0.1, 1e-3, gen(1), actual_width=8)
     assert len(value) == 3 and value[1] <= value[0] <= value[2]
-    sw = example1.ascent_width_sweep(X, G, [1, 4, 8], 4, 50, 0.1, 1e-3, gen(2), actual_width=8)
+    sw = example1_widths.ascent_width_sweep(X, G, [1, 4, 8], 4, 50, 0.1, 1e-3, gen(2), actual_width=8)
     assert sw.runs[4].Ws[0].shape[1] == 8                                    # an informative label no longer sets the width
     assert int((sw.runs[1].Ws[0].abs().sum(dim=2) > 0).sum(dim=1).max()) == 1   # width 1 keeps its own width
 
 
 def test_rank_one_gaps_and_controls():
     X, G = problems.example1_data()
-    assert example1.rank_one_gap(X, G) < 1e-12
-    assert example1.solver_rank_one_gap(X, G, 8, 300, 0.1, 1e-4, gen(3)) > 1e-12   # the check tolerance
-    assert example1.construction_gap(X, G) < 1e-12 and example1.construction_gap(X, G, sign=1.0) > 0.5
-    scan = example1.rank_one_scan(X, G, 2001)
-    assert example1.eq6_gap(scan, math.pi / 4) < 1e-12 < example1.eq6_gap(scan, math.pi / 2)
+    assert example1_rank_one.rank_one_gap(X, G) < 1e-12
+    assert example1_rank_one.solver_rank_one_gap(X, G, 8, 300, 0.1, 1e-4, gen(3)) > 1e-12   # the check tolerance
+    assert example1_rank_one.construction_gap(X, G) < 1e-12 and example1_rank_one.construction_gap(X, G, sign=1.0) > 0.5
+    scan = example1_rank_one.rank_one_scan(X, G, 2001)
+    assert example1_rank_one.eq6_gap(scan, math.pi / 4) < 1e-12 < example1_rank_one.eq6_gap(scan, math.pi / 2)
     assert closed_forms.shallow_escape_speed(*problems.circle_data(24, "cos3")) < 1e-12
     assert closed_forms.shallow_escape_speed(*problems.circle_data(24, "cos2")) > 0.1
 
 
 def test_excess_at_width_is_the_width1_excess():
     X, G = problems.example1_data()
-    sw = example1.ascent_width_sweep(X, G, [1, 8], 6, 300, 0.1, 1e-4, gen(1))
-    assert example1.excess_at_width(sw, 1) == sw.width1_excess <= 1e-12
-    assert math.isnan(example1.excess_at_width(sw, 3))
+    sw = example1_widths.ascent_width_sweep(X, G, [1, 8], 6, 300, 0.1, 1e-4, gen(1))
+    assert example1_widths.excess_at_width(sw, 1) == sw.width1_excess <= 1e-12
+    assert math.isnan(example1_widths.excess_at_width(sw, 3))
 
 
 def test_closed_form_gap_rejects_the_one_layer_law():
@@ -134,19 +135,20 @@ def test_basin_speed_is_decided_before_training():
 
 
 def test_prop33_position_and_ratio():
-    rows = low_rank.prop33_study((0.03,), (3,), 6, 4, 300, 0.1, 1e-4, gen(11))
-    assert low_rank.prop33_position(rows) <= 1.0 + 1e-12
-    assert low_rank.prop33_position(rows, noise_power=2.0) == pytest.approx(low_rank.prop33_position(rows) / 0.03)
-    assert low_rank.prop33_ratio(rows, 0.03) == pytest.approx(rows[0].net)             # the network, not the input
-    assert low_rank.prop33_ratio(rows, 0.03, trained=False) == pytest.approx(rows[0].net_untrained)
+    rows = proposition_33.prop33_study((0.03,), (3,), 6, 4, 300, 0.1, 1e-4, gen(11))
+    assert proposition_33.prop33_position(rows) <= 1.0 + 1e-12
+    position = proposition_33.prop33_position(rows)
+    assert proposition_33.prop33_position(rows, noise_power=2.0) == pytest.approx(position / 0.03)
+    assert proposition_33.prop33_ratio(rows, 0.03) == pytest.approx(rows[0].net)       # the network, not the input
+    assert proposition_33.prop33_ratio(rows, 0.03, trained=False) == pytest.approx(rows[0].net_untrained)
 
 
 def test_bug_catalogue_is_valid():
     from stagewise.escape_speed import bugs
-    assert len(bugs.BUGS) >= power.MIN_BUGS and sum(b.ci for b in bugs.BUGS) == 1
+    assert len(bugs.BUGS) >= catalogue.MIN_BUGS and sum(b.ci for b in bugs.BUGS) == 1
     assert len({b.category for b in bugs.BUGS}) >= 6
     for b in bugs.BUGS:
-        assert b.category in power.CATEGORIES and len(b.doc) >= 40
+        assert b.category in catalogue.CATEGORIES and len(b.doc) >= 40
     X, G = bugs.circle_with_endpoint(8)
     assert torch.allclose(X[:, 0], X[:, -1])                                # first and last points coincide
 
@@ -156,17 +158,18 @@ def test_restart_ranks_nontrivial_optima_and_short_control():
     deep layers; the control (a restart stopped >= 1e-2 short) is measured on the same scale; one layer too early the
     representation row sees the ReLU the optimum uses."""
     data = {"Example 1": problems.example1_data()}
-    st = low_rank.restart_ranks(data, ["Example 1"], [3, 4], 8, 32, 1500, 0.1, 1e-4, gen(3), known={"Example 1": 0.5})
+    st = restart_ranks.restart_ranks(data, ["Example 1"], [3, 4], 8, 32, 1500, 0.1, 1e-4, gen(3),
+                                     known={"Example 1": 0.5})
     rows = st.nontrivial()
     assert rows and all(r[6] > 0.4 for r in rows)                           # first layer rank two: not a chain
-    assert low_rank.nontrivial_rank(st, "W") <= 1e-2
+    assert restart_ranks.nontrivial_rank(st, "W") <= 1e-2
     if any(r[1] >= 4 for r in rows):
-        assert low_rank.nontrivial_rank(st, "Z") <= 1e-2 < low_rank.nontrivial_rank(st, "Z", 2)
+        assert restart_ranks.nontrivial_rank(st, "Z") <= 1e-2 < restart_ranks.nontrivial_rank(st, "Z", 2)
     c = st.short_restart()
     if c is not None:
         assert c[2] <= c[3] * (1 - 1e-2) and c[0] == "Example 1"
-        assert math.isfinite(low_rank.short_restart_rank(st, "W"))
-    assert "Example 1: L=3" in low_rank.restart_table(st)
+        assert math.isfinite(restart_ranks.short_restart_rank(st, "W"))
+    assert "Example 1: L=3" in restart_ranks.restart_table(st)
 
 
 def test_neuron_critical_points_are_consistent():

@@ -31,7 +31,7 @@ def test_image_count_depends_on_the_source():
 def test_expected_seconds_grows_with_the_cost_driving_parameters():
     """The cost model behind the run command's expected-time message (issue 21, item 6)."""
     import yaml
-    from stagewise.core.registry import get_chapter
+    from stagewise.core.run.registry import get_chapter
     base = parameters.expected_seconds({})
     for name, value in (("pga_steps", 20000), ("ex1_restarts", 240), ("ex1_widths", [1, 2, 4, 8, 16, 32, 64, 128]),
                         ("depth_steps", 8000), ("depths", [2, 3, 4, 5, 6, 7, 8]), ("depth_width", 48),

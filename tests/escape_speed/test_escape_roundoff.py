@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.escape_speed import deepening, example1, explosion, gradient_descent, low_rank, network, problems
+from stagewise.escape_speed import (deepening, explosion, gradient_descent, layer_measures, network, problems,
+                                    proposition_33, proposition_34, width_trend)
 
 torch.set_num_threads(1)
 
@@ -37,10 +38,11 @@ def test_dead_layer_gives_the_same_diagnostics():
     Ws = network.init_sphere(3, [4, 4], 1, 1, gen(3))
     dead = [Ws[0], torch.zeros_like(Ws[1]), Ws[2]]
     almost = [Ws[0], noise(Ws[1].shape), Ws[2]]
-    d0, d1 = low_rank.layer_diagnostics(dead, X), low_rank.layer_diagnostics(almost, X)
+    d0, d1 = layer_measures.layer_diagnostics(dead, X), layer_measures.layer_diagnostics(almost, X)
     assert d0["ratio_W"] == d1["ratio_W"] and d0["nu"][1:] == d1["nu"][1:] == [0.0]
-    assert low_rank.relu_deviation(torch.zeros(4, 12), 1.0, 4) == low_rank.relu_deviation(noise((4, 12)), 1.0, 4) == 0.0
-    assert abs(low_rank.relu_deviation(-1e-6 * torch.ones(4, 12), 1.0, 4) - 1.0) < 1e-12   # small but live
+    dead_z, noise_z = torch.zeros(4, 12), noise((4, 12))
+    assert layer_measures.relu_deviation(dead_z, 1.0, 4) == layer_measures.relu_deviation(noise_z, 1.0, 4) == 0.0
+    assert abs(layer_measures.relu_deviation(-1e-6 * torch.ones(4, 12), 1.0, 4) - 1.0) < 1e-12   # small but live
 
 
 def test_prop34_with_an_output_orthogonal_to_G():
@@ -50,17 +52,17 @@ def test_prop34_with_an_output_orthogonal_to_G():
     G_perp = G - (G * out).sum() / (out * out).sum() * out            # Tr[G^T Z_L] = 0 up to rounding
     dead = [Ws[0], torch.zeros_like(Ws[1])]                           # Tr[G^T Z_L] = 0 exactly
     for W, g in ((dead, G), (Ws, G_perp)):
-        lhs, rhs = low_rank.prop34_sides(W, X, g)
+        lhs, rhs = proposition_34.prop34_sides(W, X, g)
         assert math.isinf(float(rhs[0])) and math.isfinite(float(lhs[0]))
-    lhs, rhs = low_rank.prop34_sides(Ws, X, G)
+    lhs, rhs = proposition_34.prop34_sides(Ws, X, G)
     assert math.isfinite(float(rhs[0])) and float(lhs[0] - rhs[0]) <= 1e-9
 
 
 def test_prop33_bound_at_a_vanishing_denominator():
     g, eps = 1.0, 0.3
     for s in (g * eps, g * eps * (1 + 1e-15), g * eps * (1 - 1e-15)):
-        assert math.isinf(low_rank.prop33_bound(g, eps, s))
-    assert math.isfinite(low_rank.prop33_bound(g, eps, g * eps * (1 + 1e-6)))
+        assert math.isinf(proposition_33.prop33_bound(g, eps, s))
+    assert math.isfinite(proposition_33.prop33_bound(g, eps, g * eps * (1 + 1e-6)))
 
 
 def test_deepening_ignores_zero_neurons_however_computed():
@@ -98,6 +100,6 @@ def test_growth_decision_is_exact_on_counts():
     # the same fractions computed two ways (sums of twelfths) and perturbed at rounding level: the same answer
     base = np.array([1 / 12, 2 / 12, 1 / 12, 2 / 12])                  # large-width mean = small-width mean
     for f in (base, base + 1e-16 * np.array([0, -1, 1, 1]), np.array([0.25 / 3, 0.5 / 3, (0.5 + 0.5) / 12, 0.5 / 3])):
-        assert not example1.grows_with_width(widths, f)
-    assert example1.grows_with_width(widths, np.array([0.0, 1 / 12, 1 / 12, 2 / 12]))
-    assert not example1.grows_with_width(widths, np.full(4, 0.25))     # constant: no growth (and no warning)
+        assert not width_trend.grows_with_width(widths, f)
+    assert width_trend.grows_with_width(widths, np.array([0.0, 1 / 12, 1 / 12, 2 / 12]))
+    assert not width_trend.grows_with_width(widths, np.full(4, 0.25))     # constant: no growth (and no warning)

@@ -10,10 +10,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import styles  # noqa: E402
-from stagewise.linear_riccati import (data, figure_data, figures, hidden_spectrum,  # noqa: E402
-                                      implicit_bias, mirror_experiments, noise_experiments, reduction, relu_teacher,
-                                      sweep, whitened_experiments)
+from stagewise.core.figures import styles  # noqa: E402
+from stagewise.linear_riccati import (data, figure_data, figures, gamma_sweep,  # noqa: E402
+                                      hidden_spectrum, implicit_bias, mirror_experiments, noise_experiments,
+                                      reduction, relu_teacher, whitened_experiments)
 from figure_testing import PRESETS, assert_pure_renderers  # noqa: E402
 from figure_testing import draw as _draw  # noqa: E402
 
@@ -34,8 +34,8 @@ def every_figure():
     return {
         "fig1a": (figures.fig1a, figure_data.fig1a(red.full, gauss, sig, 10)),
         "fig4": (figures.fig4, figure_data.fig4(gauss, sig, 10)),
-        "spectrum": (figures.spectrum, figure_data.spectrum(sweep.gamma_sweep([p], [0.01, 1.0], 0.02, 4.0), sig, 10,
-                                                           0.02)),
+        "spectrum": (figures.spectrum, figure_data.spectrum(gamma_sweep.gamma_sweep([p], [0.01, 1.0], 0.02, 4.0), sig,
+                                                           10, 0.02)),
         "mirror": (figures.mirror, figure_data.mirror(mirror)),
         "whitened": (figures.whitened, figure_data.whitened(white)),
         "jump": (figures.jump, figure_data.jump(whitened_experiments.jump_rates(sw, [2, 4], white), white)),

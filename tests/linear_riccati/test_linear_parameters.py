@@ -2,7 +2,7 @@
 I_gamma initialization (Definition thm-linear-riccati-init)."""
 import pytest
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.linear_riccati import initialization, parameters
 
 GOOD = {"n": 5, "d": 10, "k": 3, "width": 200, "d_white": 5, "k_white": 3, "sigma_min": 1.0, "sigma_max": 3.0,

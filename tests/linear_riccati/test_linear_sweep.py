@@ -1,4 +1,5 @@
-"""The gamma sweep (stagewise.linear_riccati.sweep): Theorem 3.1 (thm-linear-riccati-main), Corollary 3.1
+"""The gamma sweep (stagewise.linear_riccati.gamma_sweep, with its measurements in gd_limit, corollary_31,
+objective_31, training_horizon and variational_certificate): Theorem 3.1 (thm-linear-riccati-main), Corollary 3.1
 (thm-linear-riccati-cor) and the closed-form optimum V* (thm-linear-riccati-varopt), at eta and eta/2."""
 import math
 
@@ -6,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from stagewise.linear_riccati import data, sweep
+from stagewise.linear_riccati import (corollary_31, data, gamma_sweep, gd_limit, implicit_bias, objective_31,
+                                      training_horizon, variational_certificate)
 from stagewise.numerics.roundoff import roundoff
 
 
@@ -14,7 +16,7 @@ def test_gamma_sweep_converges_with_first_and_second_order_errors():
     """beta -> X^+ Y at zero loss; Corollary 3.1 error first order in eta, objective gap second order."""
     gen = torch.Generator().manual_seed(3)
     probs = [data.make_regression(3, 5, 2, gen) for _ in range(2)]
-    res = sweep.gamma_sweep(probs, [0.01, 0.3, 3.0], 0.02, 150.0)
+    res = gamma_sweep.gamma_sweep(probs, [0.01, 0.3, 3.0], 0.02, 150.0)
     assert res.coarse.beta_err.shape == (6,) and res.coarse.sv_W1.shape == (6, 5)
     assert res.beta_err_max < 1e-8 and res.loss_max < 1e-14
     assert 1.6 < res.cor_ratio < 2.4 and 1.6 < res.drift_ratio < 2.4 and 3.0 < res.gap_ratio < 5.0
@@ -24,8 +26,8 @@ def test_gamma_sweep_converges_with_first_and_second_order_errors():
 def test_variational_certificate():
     """L-BFGS agrees with V*; no gammas gives NaN."""
     p = data.make_regression(3, 5, 2, torch.Generator().manual_seed(4))
-    assert sweep.variational_certificate(p, [0.5], seed=123) < 1e-7
-    assert math.isnan(sweep.variational_certificate(p, [], seed=0))
+    assert variational_certificate.variational_certificate(p, [0.5], seed=123) < 1e-7
+    assert math.isnan(variational_certificate.variational_certificate(p, [], seed=0))
 
 
 def test_horizon_from_data_and_controls():
@@ -34,19 +36,20 @@ def test_horizon_from_data_and_controls():
     its bottom terms, the invariant against gamma I) is far off."""
     gen = torch.Generator().manual_seed(5)
     probs = [data.make_regression(3, 5, 2, gen)]
-    hz = sweep.horizon_from_data(probs, [0.01, 1.0], target=1e-10)
-    assert 0 < hz.rate <= sweep.final_rate(probs[0], 1.0) and hz.t_learn > 0 and hz.T > hz.t_learn
+    hz = training_horizon.horizon_from_data(probs, [0.01, 1.0], target=1e-10)
+    assert 0 < hz.rate <= training_horizon.final_rate(probs[0], 1.0) and hz.t_learn > 0 and hz.T > hz.t_learn
     assert hz.rank == 3 and hz.sharpness_each.shape == (2,) and hz.sharpness == hz.sharpness_each.max()
-    res = sweep.gamma_sweep(probs, [0.01, 1.0], 0.02, hz.T)
+    res = gamma_sweep.gamma_sweep(probs, [0.01, 1.0], 0.02, hz.T)
     assert res.beta_err_max < 1e-8
-    assert sweep.beta_error(res) < 1e-8 < 1e-2 < sweep.beta_error(res, "beta_gt")
-    assert sweep.loss_at(res) < 1e-20 < sweep.loss_at(res, 0.1)
-    assert sweep.min_objective_gap(res) > -1e-12 > sweep.min_objective_gap(res, "beta_gt")
+    assert gd_limit.beta_error(res) < 1e-8 < 1e-2 < gd_limit.beta_error(res, "beta_gt")
+    assert gd_limit.loss_at(res) < 1e-20 < gd_limit.loss_at(res, 0.1)
+    assert objective_31.min_objective_gap(res) > -1e-12 > objective_31.min_objective_gap(res, "beta_gt")
     # Corollary 3.1 (per singular value) and the objective gap against what the measured drift explains (derived)
-    assert sweep.cor_vs_drift_max(res) <= 1.0 < sweep.cor_vs_drift_max(res, 0.5)
-    assert sweep.gap_vs_drift_max(res) <= 2.0 < sweep.gap_vs_drift_max(res, terms=2)
+    assert corollary_31.cor_vs_drift_max(res) <= 1.0 < corollary_31.cor_vs_drift_max(res, 0.5)
+    assert objective_31.gap_vs_drift_max(res) <= 2.0 < objective_31.gap_vs_drift_max(res, terms=2)
     # each eta-ratio's own control: an error that does not shrink with eta gives a ratio near 1
-    for control in (sweep.cor_error_ratio(res, 0.5), sweep.drift_ratio(res, 1.0), sweep.gap_ratio(res, 0.5)):
+    for control in (corollary_31.cor_error_ratio(res, 0.5), gd_limit.drift_ratio(res, 1.0),
+                    objective_31.gap_ratio(res, 0.5)):
         assert abs(control - 1) < 0.2
 
 
@@ -55,12 +58,12 @@ def test_per_value_bound_sees_the_bottom_branch():
     (the global ||D||_F / (2 sqrt(2 gamma)) is not), and a bottom branch moved to sqrt(gamma) fails."""
     gen = torch.Generator().manual_seed(5)
     probs = [data.make_regression(3, 5, 2, gen)]
-    res = sweep.gamma_sweep(probs, [1e-4], 0.02, 150.0)
-    assert sweep.bottom_tolerance(res) < 0.5
+    res = gamma_sweep.gamma_sweep(probs, [1e-4], 0.02, 150.0)
+    assert corollary_31.bottom_tolerance(res) < 0.5
     run = res.coarse
-    formula = sweep.corollary_spectrum(res.sigma_star[0], 1e-4, 5)
+    formula = implicit_bias.corollary_spectrum(res.sigma_star[0], 1e-4, 5)
     formula[2:] = np.sqrt(1e-4)
-    ratio = sweep.drift_bounds(run.Z1[0], run.inv[0], 1e-4, formula, run.drift_floor[0])
+    ratio = implicit_bias.drift_bounds(run.Z1[0], run.inv[0], 1e-4, formula, run.drift_floor[0])
     assert ratio[2:].max() > 1.0 and ratio[:2].max() <= 1.0
 
 
@@ -68,21 +71,21 @@ def test_sweep_ratios_only_over_first_order_runs():
     """The eta -> eta/2 medians use only the runs marked first order; none marked gives NaN."""
     gen = torch.Generator().manual_seed(3)
     probs = [data.make_regression(3, 5, 2, gen)]
-    res = sweep.gamma_sweep(probs, [0.01, 3.0], 0.02, 60.0, first_order=[True, False])
+    res = gamma_sweep.gamma_sweep(probs, [0.01, 3.0], 0.02, 60.0, first_order=[True, False])
     assert 1.6 < res.cor_ratio < 2.4 and 3.0 < res.gap_ratio < 5.0
-    only = sweep.gamma_sweep(probs, [0.01], 0.02, 60.0, first_order=[True])      # the first-order run alone
-    both = sweep.gamma_sweep(probs, [0.01, 3.0], 0.02, 60.0, first_order=[True, True])
+    only = gamma_sweep.gamma_sweep(probs, [0.01], 0.02, 60.0, first_order=[True])      # the first-order run alone
+    both = gamma_sweep.gamma_sweep(probs, [0.01, 3.0], 0.02, 60.0, first_order=[True, True])
     assert abs(res.cor_ratio - only.cor_ratio) <= 1e-9 * abs(only.cor_ratio)
     assert abs(both.cor_ratio - only.cor_ratio) > 1e-3 * abs(only.cor_ratio)   # control: the mark matters
-    none = sweep.gamma_sweep(probs, [0.01], 0.02, 10.0, first_order=[False])
+    none = gamma_sweep.gamma_sweep(probs, [0.01], 0.02, 10.0, first_order=[False])
     assert math.isnan(none.cor_ratio) and math.isnan(none.drift_ratio)
 
 
 def test_rank_deficient_beta_star():
     """n < k: beta_* has rank n < k; the sweep and its measurements handle the zero singular values."""
     probs = [data.make_regression(2, 6, 3, torch.Generator().manual_seed(2))]
-    res = sweep.gamma_sweep(probs, [0.01], 0.02, 60.0)
-    assert res.sigma_star.shape == (1, 3) and np.isfinite(sweep.cor_vs_drift_max(res))
+    res = gamma_sweep.gamma_sweep(probs, [0.01], 0.02, 60.0)
+    assert res.sigma_star.shape == (1, 3) and np.isfinite(corollary_31.cor_vs_drift_max(res))
 
 
 def _repeated_sample(seed: int = 6):
@@ -102,10 +105,10 @@ def test_final_rate_vanishes_without_full_row_rank():
     fails). Compared with the rounding of the operator, never with 0 exactly (5.3e-17 on one CPU, 0 on another)."""
     p, X = _repeated_sample()
     q = data.Problem(X, X @ p.beta_gt, torch.linalg.pinv(X) @ (X @ p.beta_gt), p.beta_gt)
-    lo, hi, positive = sweep.limit_spectrum(q, 0.1)
+    lo, hi, positive = training_horizon.limit_spectrum(q, 0.1)
     assert not positive and abs(lo) <= roundoff(hi, 3)
-    assert sweep.final_rate(q, 0.1) <= roundoff(hi, 3)
-    hz = sweep.horizon_from_data([q], [0.1])
+    assert training_horizon.final_rate(q, 0.1) <= roundoff(hi, 3)
+    hz = training_horizon.horizon_from_data([q], [0.1])
     assert math.isinf(hz.T) and hz.rank == 2 and hz.sharpness == pytest.approx(hi)
 
 
@@ -123,9 +126,9 @@ def test_zero_tests_agree_under_rounding_level_perturbations(seed):
             E = torch.as_tensor(gen.standard_normal(tuple(X.shape)))
             Xp = X + 1e-15 * float(torch.linalg.norm(X, 2)) * E / float(torch.linalg.norm(E, 2))
             q = _problem(Xp, p)
-            hz = sweep.horizon_from_data([q], [1e-4, 0.1, 10.0])
-            answers.add((sweep.row_rank(q), hz.rank, math.isinf(hz.T), sweep.final_rate(q, 0.1) > 0.0,
-                         sweep.limit_spectrum(q, 0.1)[2]))
+            hz = training_horizon.horizon_from_data([q], [1e-4, 0.1, 10.0])
+            answers.add((training_horizon.row_rank(q), hz.rank, math.isinf(hz.T),
+                         training_horizon.final_rate(q, 0.1) > 0.0, training_horizon.limit_spectrum(q, 0.1)[2]))
         full = rank == 3
         assert answers == {(rank, rank, not full, full, full)}
 
@@ -133,8 +136,9 @@ def test_zero_tests_agree_under_rounding_level_perturbations(seed):
 def test_variational_gaps_control():
     """The L-BFGS minimum does not match V* at the label-generating beta_gt."""
     p = data.make_regression(3, 5, 2, torch.Generator().manual_seed(4))
-    minima = sweep.variational_minima(p, [0.5], seed=123)
-    assert sweep.variational_gap(minima, p, [0.5]) < 1e-7 < 1e-3 < sweep.variational_gap(minima, p, [0.5], "beta_gt")
+    minima = variational_certificate.variational_minima(p, [0.5], seed=123)
+    assert (variational_certificate.variational_gap(minima, p, [0.5]) < 1e-7 < 1e-3
+            < variational_certificate.variational_gap(minima, p, [0.5], "beta_gt"))
 
 
 
@@ -142,18 +146,18 @@ def test_per_value_bound_when_values_trade_places():
     """At large gamma an active value can sort below the bottom branch sqrt(2 gamma) (the atlas run n = 2, d = 8,
     k = 4, seed 6 at gamma = 10): the sorted comparison adds the gap to the value it traded places with and passes;
     moving one bottom value by more than twice the largest bound fails."""
-    from stagewise.core import device as devices
+    from stagewise.core.run import device as devices
     gen = torch.Generator().manual_seed(devices.stream_seed(6, "fig1a"))
     probs = [data.make_regression(2, 8, 4, gen)]
-    hz = sweep.horizon_from_data(probs, [10.0], target=1e-10)
-    res = sweep.gamma_sweep(probs, [10.0], 0.01, max(20.0, hz.T))
+    hz = training_horizon.horizon_from_data(probs, [10.0], target=1e-10)
+    res = gamma_sweep.gamma_sweep(probs, [10.0], 0.01, max(20.0, hz.T))
     run = res.coarse
-    formula = sweep.corollary_spectrum(res.sigma_star[0], 10.0, 8)
+    formula = implicit_bias.corollary_spectrum(res.sigma_star[0], 10.0, 8)
     assert run.sv_W1[0, -1] < formula[-1]                      # an active value sorted below sqrt(2 gamma)
-    assert sweep.cor_vs_drift_max(res) <= 1.0
+    assert corollary_31.cor_vs_drift_max(res) <= 1.0
     moved = formula.copy()
     moved[3] *= 1.1                                           # by more than twice the largest bound
-    assert sweep.drift_bounds(run.Z1[0], run.inv[0], 10.0, moved, run.drift_floor[0]).max() > 1.0
+    assert implicit_bias.drift_bounds(run.Z1[0], run.inv[0], 10.0, moved, run.drift_floor[0]).max() > 1.0
 
 
 def test_per_gamma_relative_tolerances_see_the_small_end():
@@ -164,17 +168,17 @@ def test_per_gamma_relative_tolerances_see_the_small_end():
     gen = torch.Generator().manual_seed(5)
     probs = [data.make_regression(3, 5, 2, gen)]
     gammas = [1e-4, 1e-2, 1.0]
-    hz = sweep.horizon_from_data(probs, gammas, target=1e-10)
-    res = sweep.gamma_sweep(probs, gammas, 0.02, hz.T)
-    assert sweep.cor_relative_extreme(res) <= 1.0 < sweep.cor_relative_extreme(res, 0.5, "min")
-    assert sweep.gap_relative_extreme(res) <= 1.0 < sweep.gap_relative_extreme(res, 0.5, "min")
-    assert sweep.bottom_relative(res) < 1e-2 and sweep.cor_relative_tolerance(res) < 0.29
+    hz = training_horizon.horizon_from_data(probs, gammas, target=1e-10)
+    res = gamma_sweep.gamma_sweep(probs, gammas, 0.02, hz.T)
+    assert corollary_31.cor_relative_extreme(res) <= 1.0 < corollary_31.cor_relative_extreme(res, 0.5, "min")
+    assert objective_31.gap_relative_extreme(res) <= 1.0 < objective_31.gap_relative_extreme(res, 0.5, "min")
+    assert corollary_31.bottom_relative(res) < 1e-2 and corollary_31.cor_relative_tolerance(res) < 0.29
     # the limit of I_{gamma/2} in the gamma objective: tiny at gamma = 1e-4, zero for gamma itself
-    assert abs(sweep.limit_gap(res.sigma_star[0], 1e-4, 5, 1.0)) < 1e-14
-    assert 0 < sweep.limit_gap(res.sigma_star[0], 1e-4, 5, 0.5) < 1e-3
+    assert abs(objective_31.limit_gap(res.sigma_star[0], 1e-4, 5, 1.0)) < 1e-14
+    assert 0 < objective_31.limit_gap(res.sigma_star[0], 1e-4, 5, 0.5) < 1e-3
     # outside the first-order regime a run is left out (NaN), not judged
-    masked = sweep.gamma_sweep(probs, gammas, 0.02, hz.T, first_order=[True, True, False])
-    assert np.isnan(sweep.cor_relative(masked)[2]) and np.isnan(sweep.gap_relative(masked)[2])
+    masked = gamma_sweep.gamma_sweep(probs, gammas, 0.02, hz.T, first_order=[True, True, False])
+    assert np.isnan(corollary_31.cor_relative(masked)[2]) and np.isnan(objective_31.gap_relative(masked)[2])
 
 
 def test_short_horizon_control_of_the_gap_ratio():
@@ -183,6 +187,6 @@ def test_short_horizon_control_of_the_gap_ratio():
     gen = torch.Generator().manual_seed(5)
     probs = [data.make_regression(3, 5, 2, gen)]
     gammas = [1e-3, 1e-1]
-    hz = sweep.horizon_from_data(probs, gammas, target=1e-10)
-    assert 3.0 < sweep.gamma_sweep(probs, gammas, 0.02, hz.T).gap_ratio < 5.0
-    assert abs(sweep.short_horizon_ratio(probs, gammas, 0.02, hz.T, None, "gap") - 1) < 0.2
+    hz = training_horizon.horizon_from_data(probs, gammas, target=1e-10)
+    assert 3.0 < gamma_sweep.gamma_sweep(probs, gammas, 0.02, hz.T).gap_ratio < 5.0
+    assert abs(gamma_sweep.short_horizon_ratio(probs, gammas, 0.02, hz.T, None, "gap") - 1) < 0.2

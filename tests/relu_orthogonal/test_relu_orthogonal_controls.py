@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from relu_problem import hand_example
-from stagewise.core.parameters import ParameterError
-from stagewise.relu_orthogonal import algorithm, assumption4, coverage, implicit_bias, parameters, sweep
+from stagewise.core.run.parameters import ParameterError
+from stagewise.relu_orthogonal import algorithm, assumption4, coverage, parameters, sweep, width_study
 
 
 def test_frozen_prediction_keeps_whole_activation_sets():
@@ -72,8 +72,8 @@ def test_lazy_norm_keeps_an_interpolating_init():
     rng = np.random.default_rng(0)
     W, a = rng.uniform(-1, 1, (40, 6)), rng.uniform(-1, 1, 40)
     h0 = a @ np.maximum(W, 0)
-    assert implicit_bias.lazy_norm_sq(W, a, h0) == pytest.approx(np.sum(W ** 2) + np.sum(a ** 2), rel=1e-12)
-    assert implicit_bias.lazy_norm_sq(W, a, h0 + 1.0) != pytest.approx(np.sum(W ** 2) + np.sum(a ** 2), rel=1e-3)
+    assert width_study.lazy_norm_sq(W, a, h0) == pytest.approx(np.sum(W ** 2) + np.sum(a ** 2), rel=1e-12)
+    assert width_study.lazy_norm_sq(W, a, h0 + 1.0) != pytest.approx(np.sum(W ** 2) + np.sum(a ** 2), rel=1e-3)
 
 
 def test_ties_only_for_discrete_labels():

@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from stagewise.core import styles  # noqa: E402
-from stagewise.relu_orthogonal import coverage, figure_data, figures, implicit_bias, staircase, sweep  # noqa: E402
+from stagewise.core.figures import styles  # noqa: E402
+from stagewise.relu_orthogonal import (coverage, figure_data, figures, gd_norms, norm_scaling, staircase,  # noqa: E402
+                                       sweep, width_study)
 from figure_testing import PRESETS, assert_pure_renderers  # noqa: E402
 from figure_testing import draw as _draw  # noqa: E402
 
@@ -26,9 +27,9 @@ def small_data():
         "staircase": figure_data.staircase(fr), "lognorms": figure_data.lognorms(fr),
         "snapshots": figure_data.snapshots(fr, np.random.default_rng(0)),
         "sweep": figure_data.sweep(sw, sweep.measure_sweep(sw)), "coverage": figure_data.coverage(cov),
-        "norm_vs_n": figure_data.norm_vs_n(implicit_bias.norm_vs_n(0, 10, 2),
-                                           implicit_bias.norm_vs_n_gd(0, 4, 30.0, draws=1)),
-        "norm_vs_width": figure_data.norm_vs_width(implicit_bias.norm_vs_width(
+        "norm_vs_n": figure_data.norm_vs_n(norm_scaling.norm_vs_n(0, 10, 2),
+                                           gd_norms.norm_vs_n_gd(0, 4, 30.0, draws=1)),
+        "norm_vs_width": figure_data.norm_vs_width(width_study.norm_vs_width(
             0, 1, 2, [16], 30.0, widths=2 ** np.arange(4, 6), gd_draws=1)),
     }
 

@@ -1,9 +1,9 @@
 """Tests of stagewise.relu_orthogonal.parameters: the chapter's cross-parameter validator and cost model."""
 import pytest
 
-from stagewise.core.parameters import ParameterError
-from stagewise.core.registry import get_chapter
-from stagewise.core.parameters import resolve
+from stagewise.core.run.parameters import ParameterError
+from stagewise.core.run.registry import get_chapter
+from stagewise.core.run.parameters import resolve
 from stagewise.relu_orthogonal import parameters
 
 GOOD = {"sweep_log_inv_lambdas": [25, 50, 100], "bal_etas": [0.2, 0.1, 0.05], "norm_gd_log2n_max": 7,

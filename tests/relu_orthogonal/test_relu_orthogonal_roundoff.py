@@ -2,7 +2,7 @@
 BLAS kernel or CPU changes) give the same answer in every zero, tie and sign test of the relu-orthogonal chapter."""
 import numpy as np
 
-from stagewise.relu_orthogonal import algorithm, assumption4, data, implicit_bias, norms, sweep, training
+from stagewise.relu_orthogonal import algorithm, assumption4, data, norms, sweep, training
 
 
 def _perturbed(y, rng, size=1e-15):
@@ -77,7 +77,7 @@ def test_norm_and_loss_thresholds_are_derived_and_stable():
     lp = algorithm.algorithm1(yy, M, s)
     thr = assumption4.interpolation_threshold(lp, 64)
     assert np.exp(-40) * lp.plateau_losses[0] < thr < 0.5 * np.min(yy ** 2) / 64
-    assert implicit_bias._in_sandwich(1 - 1e-15, 2.0, True, 64) and not implicit_bias._in_sandwich(1 - 1e-6, 2.0, True, 64)
+    assert norms._in_sandwich(1 - 1e-15, 2.0, True, 64) and not norms._in_sandwich(1 - 1e-6, 2.0, True, 64)
 
 
 def test_extrapolation_allowance_covers_curvature_not_a_wrong_limit():

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.relu_orthogonal import sweep
 
 

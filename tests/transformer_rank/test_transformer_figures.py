@@ -10,7 +10,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.core import styles  # noqa: E402
+from stagewise.core.figures import styles  # noqa: E402
 from stagewise.transformer_rank import figure_data, figures  # noqa: E402
 from stagewise.transformer_rank.summaries import summarize_vit  # noqa: E402
 from stagewise.transformer_rank.teacher import ToyRun  # noqa: E402

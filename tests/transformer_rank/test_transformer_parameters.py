@@ -1,7 +1,7 @@
 """Tests of stagewise.transformer_rank.parameters (the chapter's cross-parameter validator)."""
 import pytest
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.transformer_rank.parameters import check_parameters
 
 
@@ -35,8 +35,8 @@ def test_checkpoint_memory_is_bounded():
 def test_expected_seconds_grows_with_the_cost_and_matches_the_default():
     """The cost model: about the front matter's time at the defaults, growing with steps, tokens and sizes;
     shapes32 with 2x2 patches (257 tokens) and 400 steps about the 483 s measured in issue 21."""
-    from stagewise.core.parameters import resolve
-    from stagewise.core.registry import get_chapter
+    from stagewise.core.run.parameters import resolve
+    from stagewise.core.run.registry import get_chapter
     from stagewise.transformer_rank.parameters import expected_seconds
     chapter = get_chapter("transformer-rank")
     defaults = resolve(chapter.parameters, {}, chapter.name)

@@ -3,7 +3,7 @@
 Each bug replaces one function of the chapter's experiment or measurement code (the one the chapter looks up
 at call time) with a version carrying a plausible slip; ``stagewise power conservation-laws`` runs the chapter
 once per bug (``STAGEWISE_BUG=conservation-laws:<name>``) and records which theorem rows catch it. See
-:mod:`stagewise.core.power`.
+:mod:`stagewise.core.sweep.power`.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from stagewise.conservation_laws.problem import Data
-from stagewise.core.power import Bug
+from stagewise.core.checks.catalogue import Bug
 
 
 def reversed_step_change(family, params, data, eta, original=None):
@@ -165,11 +165,11 @@ def ascending_step_sizes(x, y, original=None):
 
 
 BUGS = [
-    Bug("reversed-step-change", "stagewise.conservation_laws.experiments:one_step_change", reversed_step_change,
+    Bug("reversed-step-change", "stagewise.conservation_laws.one_step_experiment:one_step_change", reversed_step_change,
         "sign error"),
-    Bug("taylor-half", "stagewise.conservation_laws.experiments:one_step_change", taylor_half,
+    Bug("taylor-half", "stagewise.conservation_laws.one_step_experiment:one_step_change", taylor_half,
         "wrong constant or exponent", ci=True),
-    Bug("gradient-after-step", "stagewise.conservation_laws.experiments:one_step_change", gradient_after_step,
+    Bug("gradient-after-step", "stagewise.conservation_laws.one_step_experiment:one_step_change", gradient_after_step,
         "off-by-one"),
     Bug("half-output-gradient", "stagewise.conservation_laws.gradient_flow:gradients", half_output_gradient,
         "wrong constant or exponent"),
@@ -177,24 +177,24 @@ BUGS = [
         "looser solver"),
     Bug("half-batch", "stagewise.conservation_laws.gradient_descent:loss", half_batch_loss,
         "training on a subset"),
-    Bug("sqrt-gamma-init", "stagewise.conservation_laws.experiments:orthogonal_start", sqrt_gamma_init,
+    Bug("sqrt-gamma-init", "stagewise.conservation_laws.orthogonal_init:orthogonal_start", sqrt_gamma_init,
         "wrong initialization scale"),
-    Bug("gaussian-p", "stagewise.conservation_laws.experiments:orthogonal_start", gaussian_p_init,
+    Bug("gaussian-p", "stagewise.conservation_laws.orthogonal_init:orthogonal_start", gaussian_p_init,
         "wrong initialization scale"),
-    Bug("chapter-width-for-gamma", "stagewise.conservation_laws.experiments:gamma_width", chapter_width_for_gamma,
+    Bug("chapter-width-for-gamma", "stagewise.conservation_laws.orthogonal_init:gamma_width", chapter_width_for_gamma,
         "wrong data"),
-    Bug("squared-norm-balance", "stagewise.conservation_laws.experiments:balanced_output", squared_norm_balance,
+    Bug("squared-norm-balance", "stagewise.conservation_laws.sign_experiment:balanced_output", squared_norm_balance,
         "wrong constant or exponent"),
-    Bug("boundary-time-without-n", "stagewise.conservation_laws.experiments:boundary_time", boundary_time_without_n,
+    Bug("boundary-time-without-n", "stagewise.conservation_laws.sign_experiment:boundary_time", boundary_time_without_n,
         "wrong constant or exponent"),
     Bug("interleaved-step-sizes", "stagewise.conservation_laws.gradient_descent:batch_over_step_sizes",
         interleaved_step_sizes, "swapped arguments"),
-    Bug("deep-linear-invariant", "stagewise.conservation_laws.experiments:build_problems", deep_linear_invariant,
+    Bug("deep-linear-invariant", "stagewise.conservation_laws.problem_set:build_problems", deep_linear_invariant,
         "wrong measure"),
     Bug("fewer-steps", "stagewise.conservation_laws.gradient_descent:gradient_descent_batched", fewer_steps,
         "fewer steps"),
     Bug("records-of-initial", "stagewise.conservation_laws.gradient_descent:gradient_descent_batched",
         records_of_initial, "initial weights for final"),
-    Bug("ascending-step-sizes", "stagewise.conservation_laws.experiments:loglog_slope", ascending_step_sizes,
+    Bug("ascending-step-sizes", "stagewise.conservation_laws.drift_experiment:loglog_slope", ascending_step_sizes,
         "wrong data"),
 ]

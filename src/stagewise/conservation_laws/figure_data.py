@@ -6,7 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from stagewise.conservation_laws.experiments import DescentResult, FlowResult, LayerGrowth
+from stagewise.conservation_laws.drift_experiment import DescentResult
+from stagewise.conservation_laws.flow_experiment import FlowResult
+from stagewise.conservation_laws.layer_growth import LayerGrowth
 
 
 def drift_vs_time(descent: DescentResult, flow: FlowResult) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def _linear_forward(p: Params, X: torch.Tensor) -> torch.Tensor:
 def _linear_invariant(p: Params) -> torch.Tensor:
     """Entries of ``W1^T W1 - W2 W2^T`` (Corollary ``prf:thm-conservation-laws-linear``; Arora, Cohen & Hazan 2018,
     Du, Hu & Lee 2018). Lemma 3.2 of Varre et al. 2023 is its special case from ``I_gamma`` in reduced coordinates,
-    ``Z1^T Z1 - Z2 Z2^T = 2 gamma I_d`` (:func:`stagewise.conservation_laws.experiments.reduced_invariant`)."""
+    ``Z1^T Z1 - Z2 Z2^T = 2 gamma I_d`` (:func:`stagewise.conservation_laws.orthogonal_init.reduced_invariant`)."""
     W1, W2 = p
     gram = W1.transpose(-1, -2) @ W1 - W2 @ W2.transpose(-1, -2)
     return gram.flatten(1)

@@ -1,7 +1,7 @@
 """Cross-parameter constraints of the chapter (the front matter's ``stagewise: validator:``)."""
 from __future__ import annotations
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 #: The front matter's ``expected_seconds`` (the default run); :func:`expected_seconds` scales it.
 DEFAULT_SECONDS = 44.0

@@ -18,12 +18,13 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
     rem-diagonal-incremental-gd-flow     GD tracks flow   descent.tracking_study, descent.tracking_gap
     alg-diagonal-incremental-alg1        Algorithm 1      algorithm.algorithm1, algorithm.time_until_active,
                                                           algorithm.train_active, closed_forms.closed_form_orthogonal
-    thm-diagonal-incremental-main        Theorem 4.1      staircase.flow_study, staircase.transition_study,
-                                                          staircase.plateau_study, staircase.log_scale_study,
+    thm-diagonal-incremental-main        Theorem 4.1      staircase.flow_study, transitions.transition_study,
+                                                          plateau_states.plateau_study, log_scale.log_scale_study,
                                                           plateaus.transition_times, plateaus.count_plateaus,
                                                           plateaus.plateau_midpoints, numerics.fits.inverse_log_fit,
-                                                          staircase.entries_outside (one new coordinate per transition),
-                                                          staircase.memoryless_time_error (control: memoryless race)
+                                                          plateau_states.entries_outside (one new coordinate per
+                                                          transition), relaxation.relaxation_rates (resolved plateaus),
+                                                          transitions.memoryless_time_error (control: memoryless race)
     lem-diagonal-incremental-d4          Lemma D.4        correlated.lemma_d4_holds, correlated.correlated_study,
                                                           algorithm.train_active
                                                           (dropped coordinates), algorithm.time_until_active
@@ -38,22 +39,26 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
 
 Modules:
 
-    parameters    cross-parameter validator of the chapter's front matter (check_parameters)
-    networks      the DiagonalModel interface (Ltilde, g = -grad Ltilde), diagonal linear network, restricted Hessian
-    attention     the diagonal attention head of Example 3.2 (analytic g, numba on CPU) and its teacher instance
-    algorithm     Algorithm 1: the race of stage (A) and the balanced flow of stage (B); Stage, Stages, Breakdown
-                  (a hypothesis the instance breaks), DegenerateStageError (a bug)
-    closed_forms  Algorithm 1 in closed form for Sigma = I
-    flow          exact gradient flow at small initialization through b = log_alpha(u + v)
-    descent       plain gradient descent on (u, v) with the exact conservation identity; the conservation study
-    plateaus      measured staircase primitives: transition times, plateau counts, midpoints, supports
-    staircase     Theorem 4.1 measured: Algorithm 1 vs the exact flow (times, extrapolation, plateaus, b^k)
-    correlated    Lemma D.4's correlated example: a coordinate leaves and re-enters with the opposite sign
-    assumptions   Assumptions 4.3-4.5 in practice: margins, Hessians, stage (B) reruns, perturbations
-    full_head     beyond the theory: one attention head with full weight matrices
-    figure_data   what each figure plots, taken out of the studies as plain arrays (the figures' data sidecars)
-    figures       the chapter's nine figures: pure render functions render(data, style), no torch
-    tables        the table of Algorithm 1's stages
-    bugs          the catalogue of realistic bugs that ``stagewise power`` runs through the chapter
-    reference     plain references for the benchmark and tests (autograd g, one GD run at a time)
+    parameters     cross-parameter validator of the chapter's front matter (check_parameters)
+    networks       the DiagonalModel interface (Ltilde, g = -grad Ltilde), diagonal linear network, restricted Hessian
+    attention      the diagonal attention head of Example 3.2 (analytic g, numba on CPU) and its teacher instance
+    algorithm      Algorithm 1: the race of stage (A) and the balanced flow of stage (B); Stage, Stages, Breakdown
+                    (a hypothesis the instance breaks), DegenerateStageError (a bug)
+    closed_forms   Algorithm 1 in closed form for Sigma = I
+    flow           exact gradient flow at small initialization through b = log_alpha(u + v)
+    descent        plain gradient descent on (u, v) with the exact conservation identity; the conservation study
+    plateaus       measured staircase primitives: transition times, plateau counts, midpoints, supports
+    staircase      Theorem 4.1's setting: Algorithm 1 and the exact flow at several alphas (FlowStudy), the teacher
+    transitions    Theorem 4.1's transition times: measured, extrapolated in 1/log(1/alpha), the checks' measures
+    relaxation     how fast the flow settles on each plateau (rates, e-foldings: which plateaus are resolved)
+    plateau_states Theorem 4.1 on the plateaus: loss, weights, ranks at the midpoints; entries between plateaus
+    log_scale      b = log_alpha(u + v) against Algorithm 1's bookkeeping b^k (eq. 12)
+    correlated     Lemma D.4's correlated example: a coordinate leaves and re-enters with the opposite sign
+    assumptions    Assumptions 4.3-4.5 in practice: margins, Hessians, stage (B) reruns, perturbations
+    full_head      beyond the theory: one attention head with full weight matrices
+    figure_data    what each figure plots, taken out of the studies as plain arrays (the figures' data sidecars)
+    figures        the chapter's nine figures: pure render functions render(data, style), no torch
+    tables         the table of Algorithm 1's stages
+    bugs           the catalogue of realistic bugs that ``stagewise power`` runs through the chapter
+    reference      plain references for the benchmark and tests (autograd g, one GD run at a time)
 """

@@ -207,7 +207,7 @@ def perturbation_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, alp
     ``everywhere=True`` is the control: it perturbs the negligible coordinates too, i.e. leaves the
     balanced support of ``theta^k``, along which ``theta^k`` is a saddle, not a minimum.
 
-    ``rates``: the relaxation rate of each plateau in ``mids`` (``staircase.relaxation_rates``); a plateau is
+    ``rates``: the relaxation rate of each plateau in ``mids`` (``relaxation.relaxation_rates``); a plateau is
     resolved when its slowest mode decays below ``decay`` within the window (``rate * t_stop >= log(1/decay)``),
     and :attr:`PerturbationStudy.ratio` covers the resolved plateaus only.
 

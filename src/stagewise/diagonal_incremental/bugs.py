@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from stagewise.core.power import Bug
+from stagewise.core.checks.catalogue import Bug
 
 
 def race_factor_two(gamma, b, support, g_tol, b_hi=None, *, original):
@@ -200,11 +200,11 @@ BUGS = [
     Bug("eta-twice", _P + "descent:descend", eta_twice, "wrong constant or exponent"),
     Bug("stage-b-looser", _P + "algorithm:train_active", stage_b_looser, "looser solver"),
     Bug("flow-rtol-looser", _P + "staircase:log_scale_flow", flow_rtol_looser, "looser solver"),
-    Bug("transition-level-off-by-one", _P + "staircase:transition_times", transition_level_off_by_one, "off-by-one"),
+    Bug("transition-level-off-by-one", _P + "transitions:transition_times", transition_level_off_by_one, "off-by-one"),
     Bug("gd-alpha-eta-swapped", _P + "descent:gradient_descent", gd_alpha_eta_swapped, "swapped arguments"),
     Bug("gd-subset", _P + "descent:gradient_descent", gd_subset, "training on a subset"),
     Bug("descend-initial-weights", _P + "descent:descend", descend_initial_weights, "initial weights for final"),
-    Bug("count-plateaus-absolute", _P + "staircase:count_plateaus", count_plateaus_absolute, "wrong measure"),
+    Bug("count-plateaus-absolute", _P + "plateau_states:count_plateaus", count_plateaus_absolute, "wrong measure"),
     Bug("descend-v-sign", _P + "descent:descend", descend_v_sign, "sign error"),
     Bug("b-hi-sign", _P + "finite_alpha:log_scale_thresholds", b_hi_sign, "sign error"),
     Bug("labels-other-teacher", _P + "attention:make_teacher_problem", labels_other_teacher, "wrong data"),

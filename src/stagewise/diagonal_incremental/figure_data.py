@@ -10,7 +10,10 @@ from stagewise.diagonal_incremental.assumptions import PerturbationStudy
 from stagewise.diagonal_incremental.correlated import CorrelatedStudy
 from stagewise.diagonal_incremental.descent import ConservationStudy, DescentRun
 from stagewise.diagonal_incremental.full_head import FullHeadRun
-from stagewise.diagonal_incremental.staircase import FlowStudy, LogScaleStudy, PlateauStudy, TransitionStudy
+from stagewise.diagonal_incremental.log_scale import LogScaleStudy
+from stagewise.diagonal_incremental.plateau_states import PlateauStudy
+from stagewise.diagonal_incremental.staircase import FlowStudy
+from stagewise.diagonal_incremental.transitions import TransitionStudy
 
 
 def _array(x) -> np.ndarray:

@@ -19,7 +19,9 @@ import numpy as np
 from stagewise.diagonal_incremental.algorithm import algorithm1
 from stagewise.diagonal_incremental.flow import log_scale_flow, normalize_init
 from stagewise.diagonal_incremental.networks import DiagonalModel
-from stagewise.diagonal_incremental.staircase import FlowStudy, measured_times, relaxation_numbers
+from stagewise.diagonal_incremental.relaxation import relaxation_numbers
+from stagewise.diagonal_incremental.staircase import FlowStudy
+from stagewise.diagonal_incremental.transitions import measured_times
 
 
 def log_scale_thresholds(u0: np.ndarray, v0: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -81,7 +83,7 @@ def finite_alpha_study(model: DiagonalModel, fs: FlowStudy, times: np.ndarray, u
     correction, with ``b^0`` shifted, and with both thresholds shifted.
 
     The correction is first order in ``x = 1/log(1/alpha)``: it assumes the flow has settled on plateau
-    ``k - 1`` before stage ``k`` starts. With the plateaus' relaxation ``rates`` (``staircase.relaxation_rates``)
+    ``k - 1`` before stage ``k`` starts. With the plateaus' relaxation ``rates`` (``relaxation.relaxation_rates``)
     only stages ``k`` whose previous plateau has relaxed to ``x^2`` by ``T_k`` (``(T_k - tau_{k-1}) log(1/alpha)
     r_{k-1} >= log(1/x^2)``) and whose own plateau has by ``T_{k+1}`` (else the next transition overlaps the
     detector's crossing) enter :meth:`FiniteAlphaStudy.spread`."""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from stagewise.diagonal_incremental.algorithm import Stage
-from stagewise.numerics.tables import markdown_table
+from stagewise.core.checks.tables import markdown_table
 
 
 def stage_table(stages: list[Stage], d: int):

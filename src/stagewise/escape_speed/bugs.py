@@ -1,7 +1,7 @@
 """Realistic bugs of the escape-speed chapter's experiment and measurement code (issue 22: the mutation matrix).
 
 Each replacement is installed by ``STAGEWISE_BUG=escape-speed:<name>`` in the chapter's kernel (see
-:mod:`stagewise.core.power`); it receives the original function as ``original`` and says in its docstring what the
+:mod:`stagewise.core.sweep.power`); it receives the original function as ``original`` and says in its docstring what the
 slip is and why it is plausible. Every bug must make some theorem row of the chapter fail at default parameters.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from stagewise.core.power import Bug
+from stagewise.core.checks.catalogue import Bug
 from stagewise.escape_speed.closed_forms import LINEAR_ETA
 
 
@@ -112,7 +112,7 @@ def deep_rank_from_first_layer(W, X, z_from=3, *, original):
     """The "deep layers" of Theorem 3.1 are taken from layer 1 on (``rho_W[0:]`` for ``rho_W[1:]``): the first layer,
     which the optimum uses at rank two, is counted as a deep layer. Plausible: 0- and 1-based layer numbers are mixed
     throughout (``W_1`` is ``Ws[0]``), and the slice looks right either way."""
-    from stagewise.escape_speed.low_rank import layer_diagnostics
+    from stagewise.escape_speed.layer_measures import layer_diagnostics
     w, z, first = original(W, X, z_from)
     return max(layer_diagnostics(W, X)["rho_W"]), z, first
 
@@ -135,6 +135,6 @@ BUGS = [
     Bug("layer-scale-over-l", "stagewise.escape_speed.explosion:layer_scale", layer_scale_over_l, "wrong measure"),
     Bug("gd-half-the-data", "stagewise.escape_speed.gradient_descent:euler_escape", euler_on_half_the_data,
         "training on a subset"),
-    Bug("deep-rank-from-first-layer", "stagewise.escape_speed.low_rank:_deep_diag", deep_rank_from_first_layer,
+    Bug("deep-rank-from-first-layer", "stagewise.escape_speed.theorem_31:_deep_diag", deep_rank_from_first_layer,
         "off-by-one"),
 ]

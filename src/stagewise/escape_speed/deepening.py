@@ -14,7 +14,7 @@ import torch
 
 from stagewise.escape_speed.ascent import projected_ascent
 from stagewise.escape_speed.closed_forms import shallow_speed
-from stagewise.escape_speed.low_rank import layer_diagnostics, relu_deviation
+from stagewise.escape_speed.layer_measures import layer_diagnostics, relu_deviation
 from stagewise.escape_speed.network import Weights, check_problem, forward, init_sphere, normalize_layers, speed
 from stagewise.numerics.roundoff import is_positive, roundoff
 
@@ -65,7 +65,7 @@ def merge_most_linear(Ws: Weights, X: torch.Tensor) -> Weights:
     """Proposition "Merging a linear layer" [ours]: a depth-``L-1`` network from a depth-``L`` one (batch of one).
 
     Pick the hidden layer ``l`` whose ReLU is closest to the identity on the data (smallest
-    ``nu_l``, see :func:`stagewise.escape_speed.low_rank.layer_diagnostics`), drop that ReLU, replace ``(W_l, W_{l+1})`` by the
+    ``nu_l``, see :func:`stagewise.escape_speed.layer_measures.layer_diagnostics`), drop that ReLU, replace ``(W_l, W_{l+1})`` by the
     product ``W_{l+1} W_l`` and re-normalize every layer. When ``nu_l = 0`` the function is
     unchanged and ``|W_{l+1} W_l|_F <= |W_{l+1}|_F |W_l|_F = 1``, so normalizing can only raise a
     positive speed: ``s*(L-1) >= speed(theta)``. With Prop. 3.2, an optimal depth-``L`` direction

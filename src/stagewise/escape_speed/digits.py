@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.escape_speed.network import forward
 from stagewise.numerics.datasets import mnist5k_arrays
 from stagewise.numerics.flows import assert_finite

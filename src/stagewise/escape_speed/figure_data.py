@@ -10,10 +10,11 @@ import numpy as np
 
 from stagewise.escape_speed.deepening import DepthStudy
 from stagewise.escape_speed.digits import DigitsRun, record_at
-from stagewise.escape_speed.example1 import RANK_ONE_SPEED, AscentSweep, GDSuccess, RankOneScan
+from stagewise.escape_speed.example1_rank_one import RANK_ONE_SPEED, RankOneScan
+from stagewise.escape_speed.example1_widths import AscentSweep, GDSuccess
 from stagewise.escape_speed.explosion import AlignedFlow
 from stagewise.escape_speed.gradient_descent import EscapeTimeLaw
-from stagewise.escape_speed.low_rank import layer_diagnostics
+from stagewise.escape_speed.layer_measures import layer_diagnostics
 
 EQ6_EVERY = 400          # the dots of Eq. (6): every 400th angle of the grid
 

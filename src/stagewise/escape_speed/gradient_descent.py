@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 from stagewise.escape_speed.ascent import projected_ascent
-from stagewise.escape_speed.low_rank import prop34_sides
 from stagewise.escape_speed.network import Weights, direction, forward, init_sphere, pad_hidden, speed
+from stagewise.escape_speed.proposition_34 import prop34_sides
 from stagewise.numerics.fits import loglog_slope
 from stagewise.numerics.flows import assert_finite
 from stagewise.numerics.params import flatten_batched, unflatten_batched

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import torch
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.numerics.roundoff import is_zero
 
 Weights = list[torch.Tensor]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 
 def check_parameters(values: dict) -> None:

@@ -16,16 +16,21 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
                                     ``reference.gd_reference``
 ``thm-linear-riccati-invariant``    ``gradient_flow.psd_sqrt``, ``implicit_bias.hidden_singular_values``,
                                     ``reduction.invariant_along_flow`` (Lemma 3.2 and Lemma C.10); GD drift in
-                                    ``sweep.gamma_sweep``
-``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1)), ``sweep.gamma_sweep``,
-                                    ``sweep.final_rate``, ``sweep.horizon_from_data`` (horizon from the drawn data)
+                                    ``gamma_sweep.gamma_sweep``, ``gd_limit.drift_ratio``
+``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1)),
+                                    ``gamma_sweep.gamma_sweep``, ``gd_limit.beta_error``, ``gd_limit.loss_at``,
+                                    ``training_horizon.final_rate``, ``training_horizon.horizon_from_data`` (horizon
+                                    from the drawn data)
 ``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``implicit_bias.drift_bounds``,
                                     ``initialization.gaussian_init``, ``hidden_spectrum.gaussian_runs``,
                                     ``hidden_spectrum.hidden_spectrum`` (Corollary 3.1; gamma_eff; Figs. 1a and 4),
-                                    ``sweep.gamma_sweep``, ``sweep.cor_relative`` (per gamma, relative)
+                                    ``gamma_sweep.gamma_sweep``, ``corollary_31.cor_vs_drift``,
+                                    ``corollary_31.cor_relative`` (per gamma, relative)
 ``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``,
-                                    ``sweep.variational_certificate``, ``sweep.variational_gap``,
-                                    ``sweep.gap_relative``, ``sweep.limit_gap`` (per gamma; the limit of I_gamma/2)
+                                    ``variational_certificate.variational_certificate``,
+                                    ``variational_certificate.variational_gap``, ``objective_31.gap_vs_drift``,
+                                    ``objective_31.gap_relative``, ``objective_31.limit_gap`` (per gamma; the limit
+                                    of I_gamma/2)
 ``thm-linear-riccati-mirror``       ``mirror_flow.mirror_grad``, ``mirror_flow.mirror_grad_paper``,
                                     ``gradient_flow.beta_ode_field``, ``gradient_flow.beta_flow``,
                                     ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a)),
@@ -74,7 +79,12 @@ Experiments (one per section of the chapter; each returns a dataclass) and figur
 
 - ``reduction``: full-width vs reduced GD (Lemma 3.1) and the invariant along the flow (Lemma 3.2, C.10).
 - ``hidden_spectrum``: Gaussian-initialization runs and the final hidden spectrum (Figs. 1a and 4).
-- ``sweep``: the gamma sweep at eta and eta/2 (Theorem 3.1, Corollary 3.1) and the L-BFGS certificate of V*.
+- ``gamma_sweep``: the gamma sweep at eta and eta/2 (Theorem 3.1, Corollary 3.1) and its early-stopped control.
+- ``gd_limit``: where the sweep's GD ends (its record) against beta_*, the loss and the invariant (Theorem 3.1).
+- ``corollary_31``: Corollary 3.1 at the sweep's limit, against the drift, at eta -> eta/2 and per gamma.
+- ``objective_31``: the objective (3.1) at the sweep's limit against V* (Theorem 3.1(iii)), per gamma and the drift.
+- ``training_horizon``: the sweep's training time from the drawn data (final rate, curvature at the limit).
+- ``variational_certificate``: the L-BFGS certificate of V*.
 - ``mirror_experiments``: the mirror identity along the beta-ODE, and the k = 1 mirror flow with its bounds.
 - ``whitened_experiments``: GD vs the Riccati closed form, half-times, and the approach to the jump process.
 - ``noise_experiments``: label-noise GD (Fig. 1b) and the pure-noise SDE (Fig. 3).

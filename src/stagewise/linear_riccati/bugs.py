@@ -3,14 +3,15 @@
 Each bug replaces a function of the chapter's experiment or measurement code (the gamma sweep's gradient descent
 and initialization, the reduced gradient flow, the data, the whitened runs, the k = 1 dual flow, Corollary 3.1
 and the Riccati closed form) by a version with one plausible slip. The target is the name the chapter's code
-looks up at call time (``sweep:gd`` where :mod:`.sweep` imported :func:`gradient_descent.gd` by name).
+looks up at call time (``gamma_sweep:gd`` where :mod:`.gamma_sweep` imported :func:`gradient_descent.gd` by name;
+``corollary_31:corollary_spectrum`` and ``objective_31:objective``, which the gamma sweep looks up there too).
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from stagewise.core.power import Bug
+from stagewise.core.checks.catalogue import Bug
 
 
 def sweep_half_steps(XtX, XtY, W1, W2, eta, steps, *args, original, **kwargs):
@@ -128,12 +129,13 @@ def objective_logdet_of_w1(W1, W2, gamma, *, original):
 
 
 BUGS = [
-    Bug("sweep-half-steps", "stagewise.linear_riccati.sweep:gd", sweep_half_steps, "fewer steps"),
-    Bug("init-norm-gamma", "stagewise.linear_riccati.sweep:reduced_init", sweep_init_norm_gamma,
+    Bug("sweep-half-steps", "stagewise.linear_riccati.gamma_sweep:gd", sweep_half_steps, "fewer steps"),
+    Bug("init-norm-gamma", "stagewise.linear_riccati.gamma_sweep:reduced_init", sweep_init_norm_gamma,
         "wrong initialization scale", ci=True),
-    Bug("initial-weights", "stagewise.linear_riccati.sweep:gd", sweep_initial_weights, "initial weights for final"),
-    Bug("sv-without-sqrt", "stagewise.linear_riccati.sweep:gd", sweep_sv_without_sqrt, "wrong measure"),
-    Bug("corollary-sign", "stagewise.linear_riccati.sweep:corollary_spectrum", corollary_flipped_sign,
+    Bug("initial-weights", "stagewise.linear_riccati.gamma_sweep:gd", sweep_initial_weights,
+        "initial weights for final"),
+    Bug("sv-without-sqrt", "stagewise.linear_riccati.gamma_sweep:gd", sweep_sv_without_sqrt, "wrong measure"),
+    Bug("corollary-sign", "stagewise.linear_riccati.corollary_31:corollary_spectrum", corollary_flipped_sign,
         "sign error"),
     Bug("hidden-values-swapped", "stagewise.linear_riccati.implicit_bias:hidden_singular_values",
         hidden_values_swapped, "swapped arguments"),
@@ -146,8 +148,8 @@ BUGS = [
         "wrong constant or exponent"),
     Bug("one-sample-dropped", "stagewise.linear_riccati.data:make_regression", regression_one_sample_dropped,
         "training on a subset"),
-    Bug("init-gamma-floor", "stagewise.linear_riccati.sweep:reduced_init", sweep_init_gamma_floor,
+    Bug("init-gamma-floor", "stagewise.linear_riccati.gamma_sweep:reduced_init", sweep_init_gamma_floor,
         "wrong initialization scale"),
-    Bug("objective-logdet-w1", "stagewise.linear_riccati.sweep:objective", objective_logdet_of_w1,
+    Bug("objective-logdet-w1", "stagewise.linear_riccati.objective_31:objective", objective_logdet_of_w1,
         "wrong constant or exponent"),
 ]

@@ -16,7 +16,7 @@ from stagewise.linear_riccati.mirror_experiments import MirrorRun
 from stagewise.linear_riccati.noise_experiments import LabelNoiseRun, PureNoiseSDE
 from stagewise.linear_riccati.relu_teacher import TeacherStudentRun
 from stagewise.linear_riccati.riccati import sigma_beta
-from stagewise.linear_riccati.sweep import Sweep
+from stagewise.linear_riccati.gd_limit import Sweep
 from stagewise.linear_riccati.whitened_experiments import JumpRates, Whitened
 from stagewise.numerics.spectra import stable_rank_np
 

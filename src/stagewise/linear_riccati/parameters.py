@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 
 def check_parameters(values: dict) -> None:

@@ -6,7 +6,6 @@
 ``fits``        log-log slopes, 1/log(1/scale) extrapolation, level crossings
 ``spectra``     stable rank and the non-top spectral fraction
 ``datasets``    the image and text data sets (digits, shapes, CIFAR, MNIST subset, pydoc)
-``tables``      small Markdown tables for the chapters
 ``params``      lists of parameter tensors as flat vectors (for ODE solvers) and back
 ==============  ======================================================================
 """

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 IMAGE_DATASETS = ("digits", "shapes32", "cifar10", "cifar100")
 

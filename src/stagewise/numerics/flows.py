@@ -7,7 +7,7 @@ import numpy as np
 import torch
 from scipy.integrate import solve_ivp
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 
 class DivergenceError(ParameterError):

@@ -36,11 +36,11 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
 ``thm-relu-orthogonal-norms``     Eq. (15) and the sandwich: ``LimitProcess.norm_sq``,
                                   ``norms.min_norm_sq``, ``norms.sandwich``,
                                   ``diagnostics.norm_error_scale``,
-                                  ``implicit_bias.norm_vs_n_gd`` (GD lower bound)
+                                  ``gd_norms.norm_vs_n_gd`` (GD lower bound)
 ``thm-relu-orthogonal-sqrtn``     Theorem 3, sqrt(n) scaling: ``norms.width_rule``,
-                                  ``implicit_bias.norm_vs_n``, ``implicit_bias.norm_vs_width``
+                                  ``norm_scaling.norm_vs_n``, ``width_study.norm_vs_width``
 ``prop-relu-orthogonal-width``    Figure 6 (width trend, an empirical claim) and lazy training
-                                  from the He init: ``implicit_bias.norm_vs_width``,
+                                  from the He init: ``width_study.norm_vs_width``,
                                   ``lazy_norm_sq``, ``he_training``, ``he_fit_ratio``
 ================================  =========================================================
 
@@ -56,7 +56,9 @@ Modules:
 * ``staircase``: the paper-scale Figure 1 run: prediction, training, measurements.
 * ``sweep``: Theorem 2 as lambda -> 0, several draws and lambdas in one batch.
 * ``assumption4``: when Assumption 4 fails: uncovered points, ties.
-* ``implicit_bias``: the norm-versus-n and norm-versus-width experiments (Figs. 5, 6).
+* ``norm_scaling``: Theorem 3's norm-versus-n study of Algorithm 1 and its growth test (Fig. 5).
+* ``gd_norms``: gradient descent's norm against n, its fit and its gap to Algorithm 1 (Fig. 5).
+* ``width_study``: the norm-versus-width experiment and the lazy He runs (Fig. 6).
 * ``figure_data``: what each figure plots, taken out of the experiments' results as plain arrays (its sidecar).
 * ``figures``: the chapter's figures, one pure render function ``render(data, style)`` each (no torch).
 * ``reference``: the plain NumPy GD loop the tests and the benchmark compare against.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stagewise.core.power import Bug
+from stagewise.core.checks.catalogue import Bug
 
 PKG = "stagewise.relu_orthogonal"
 
@@ -146,17 +146,17 @@ BUGS = [
     Bug("gradient-flow-rates", f"{PKG}.algorithm:neuron_rates", gradient_flow_rates, "wrong constant or exponent",
         ci=True),
     Bug("unnormalised-init", f"{PKG}.data:balanced_init", unnormalised_init, "wrong initialization scale"),
-    Bug("he-bound-without-sqrt", f"{PKG}.implicit_bias:he_init", he_bound_without_sqrt, "wrong initialization scale"),
+    Bug("he-bound-without-sqrt", f"{PKG}.width_study:he_init", he_bound_without_sqrt, "wrong initialization scale"),
     Bug("halved-steps", f"{PKG}.staircase:steps_for", halved_steps, "fewer steps"),
     Bug("swapped-eta-c", f"{PKG}.staircase:steps_for", swapped_eta_c, "swapped arguments"),
-    Bug("misaligned-labels", f"{PKG}.implicit_bias:gd_numba", misaligned_labels, "wrong data"),
-    Bug("initial-weights-returned", f"{PKG}.implicit_bias:gd_numba", initial_weights_returned,
+    Bug("misaligned-labels", f"{PKG}.gd_norms:gd_numba", misaligned_labels, "wrong data"),
+    Bug("initial-weights-returned", f"{PKG}.gd_norms:gd_numba", initial_weights_returned,
         "initial weights for final"),
     Bug("exponent-sign", f"{PKG}.sweep:exponent_errors", exponent_sign, "sign error"),
     Bug("half-the-data", f"{PKG}.staircase:gd_numba", half_the_data, "training on a subset"),
-    Bug("one-sign-min-norm", f"{PKG}.implicit_bias:min_norm_sq", one_sign_min_norm, "wrong measure"),
+    Bug("one-sign-min-norm", f"{PKG}.norm_scaling:min_norm_sq", one_sign_min_norm, "wrong measure"),
     Bug("plateau-before-removal", f"{PKG}.staircase:algorithm1", plateau_before_removal, "off-by-one"),
     Bug("mse-clock-in-sweep", f"{PKG}.sweep:gd_numba", mse_clock_in_sweep, "wrong constant or exponent"),
     Bug("mask-without-signs", f"{PKG}.data:activation_mask", mask_without_signs, "wrong measure"),
-    Bug("theta-order-swapped", f"{PKG}.implicit_bias:lazy_distance", theta_order_swapped, "swapped arguments"),
+    Bug("theta-order-swapped", f"{PKG}.width_study:lazy_distance", theta_order_swapped, "swapped arguments"),
 ]

@@ -12,9 +12,11 @@ import numpy as np
 
 from stagewise.numerics.fits import inverse_log_fit
 from stagewise.relu_orthogonal.coverage import CoverageStudy
-from stagewise.relu_orthogonal.implicit_bias import NormGD, NormScaling, WidthStudy
+from stagewise.relu_orthogonal.gd_norms import NormGD
+from stagewise.relu_orthogonal.norm_scaling import NormScaling
 from stagewise.relu_orthogonal.staircase import Figure1Run
 from stagewise.relu_orthogonal.sweep import Sweep, SweepErrors
+from stagewise.relu_orthogonal.width_study import WidthStudy
 
 
 def staircase(fr: Figure1Run) -> dict[str, Any]:

@@ -29,6 +29,13 @@ def norm_lower_bound_from_min(opt: float, n: int, loss: float, c: float) -> floa
     return float(opt) - 4 * float(np.sqrt(2 * n * max(float(loss), 0.0) / c)) - roundoff(opt, n)
 
 
+def _in_sandwich(ratio: float, upper: float, covered: bool, n: int) -> bool:
+    """1 <= ratio (interpolating runs only) and ratio <= sqrt(max(K+, K-)), with the rounding error of norms of
+    n labels as slack (``numerics.roundoff``)."""
+    slack = roundoff(1.0, n)
+    return (1 - slack <= ratio if covered else True) and ratio <= upper * (1 + slack)
+
+
 def sandwich(lp: LimitProcess) -> tuple[float, float]:
     """Ratio ||theta_inf||^2/||theta*||^2 and the upper bound sqrt(max(K+, K-)) [2.8, derived]."""
     kp, km = lp.jumps_per_sign()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 #: Seconds of the default run (front matter's expected_seconds) not spent in the parameter-driven loops below:
 #: start-up, imports, figures, the tie experiment (2-core CPU, two chapters at once).
@@ -89,7 +89,7 @@ def check_parameters(values: dict) -> None:
 def _check_draws(values: dict) -> None:
     """The draw selections of the run, done here (Algorithm 1 only, well under a second when they succeed) so that
     parameters no draw can satisfy are rejected before the run, naming the parameter that limits them."""
-    from stagewise.core.device import stream_seed
+    from stagewise.core.run.device import stream_seed
     from stagewise.relu_orthogonal import staircase, sweep
     seed = int(values["seed"])
     staircase.predict_figure1(stream_seed(seed, "fig1"), values["fig1_n"], values["fig1_m"], values["fig1_loss_c"],

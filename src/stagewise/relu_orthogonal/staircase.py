@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.relu_orthogonal.algorithm import (LimitProcess, algorithm1, find_instances, frozen_jump_times,
                                                   frozen_prediction, frozen_rates, order_and_sets_match,
                                                   staircase_one_late)

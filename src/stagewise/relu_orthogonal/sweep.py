@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 from stagewise.numerics.fits import inverse_log_fit
 from stagewise.relu_orthogonal.algorithm import (algorithm1, find_instances, frozen_prediction, order_and_sets_match,
                                                   staircase_one_late)

@@ -1,5 +1,5 @@
 """The catalogue of realistic bugs of the transformer-rank chapter's experiment and measurement code
-(``stagewise power transformer-rank``; see :mod:`stagewise.core.power`). Each replacement is a plausible slip in
+(``stagewise power transformer-rank``; see :mod:`stagewise.core.sweep.power`). Each replacement is a plausible slip in
 the training loop, the schedule, the initialization, the data or the measurement, written as it would be."""
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import math
 
 import torch
 
-from stagewise.core.power import Bug
-from stagewise.transformer_rank.attention_heads import head_matrices
-from stagewise.transformer_rank.spectra import Spectra
+from stagewise.core.checks.catalogue import Bug
 
 
 def warmup_off_by_one(step, steps, warmup, decay=True, original=None):
@@ -103,19 +101,11 @@ def srank_without_squares(svals, original=None):
     return original(svals).sqrt()
 
 
-def reference_from_the_end(result, heads, head_dim, device="cpu"):
+def reference_from_the_end(result, heads, head_dim, device="cpu", reference=0, original=None):
     """The change is measured from the *last* checkpoint instead of the first (``result.qkv[-1]`` for
     ``result.qkv[0]``, after the checkpoint list was reversed for plotting newest first): the final weights stand
     in for the initial ones. Plausible: one index, and the curves keep their shape, mirrored in time."""
-    kq0, vo0 = head_matrices(result.qkv[-1].to(device), result.out[-1].to(device), heads, head_dim)
-    dkq, dvo, fkq, fvo = [], [], [], []
-    for c in range(len(result.steps)):
-        kq, vo = head_matrices(result.qkv[c].to(device), result.out[c].to(device), heads, head_dim)
-        dkq.append(torch.linalg.svdvals(kq - kq0).cpu())
-        dvo.append(torch.linalg.svdvals(vo - vo0).cpu())
-        fkq.append(torch.linalg.svdvals(kq).cpu())
-        fvo.append(torch.linalg.svdvals(vo).cpu())
-    return Spectra(fkq[0], fvo[0], torch.stack(dkq), torch.stack(dvo), torch.stack(fkq), torch.stack(fvo))
+    return original(result, heads, head_dim, device, reference=-1)
 
 
 P = "stagewise.transformer_rank"

@@ -2,7 +2,7 @@
 ``stagewise: validator:`` and ``cost:``)."""
 from __future__ import annotations
 
-from stagewise.core.parameters import ParameterError
+from stagewise.core.run.parameters import ParameterError
 
 #: Image side, channels and test-set size of each data set (shapes32: a fifth of ``n_images`` is held out).
 IMAGES = {"digits": (8, 1, 395), "shapes32": (32, 3, None), "cifar10": (32, 3, 10000), "cifar100": (32, 3, 10000)}

@@ -11,6 +11,9 @@ from stagewise.numerics.spectra import stable_rank_from_svals
 from stagewise.transformer_rank.attention_heads import head_matrices
 from stagewise.transformer_rank.training import TrainResult
 
+#: Machine epsilon of the float32 weights that the stable ranks are computed from.
+EPS32 = float(torch.finfo(torch.float32).eps)
+
 
 @dataclass
 class Spectra:
@@ -28,12 +31,13 @@ class Spectra:
 
 
 def checkpoint_spectra(result: TrainResult, heads: int, head_dim: int,
-                       device: torch.device | str = "cpu") -> Spectra:
+                       device: torch.device | str = "cpu", reference: int = 0) -> Spectra:
     """Spectra of the per-head matrices and of their change since initialization, batched per
     checkpoint over replicas, layers and heads (the difference of products, not the product of
     differences; Proposition prop-transformer-rank-bound, Assumption asm-transformer-rank-claims).
-    The first checkpoint of ``result`` is taken as the initialization."""
-    kq0, vo0 = head_matrices(result.qkv[0].to(device), result.out[0].to(device), heads, head_dim)
+    The change is measured from the checkpoint of index ``reference``: by default the first checkpoint of
+    ``result``, taken as the initialization (``init_kq`` / ``init_vo`` are always the first checkpoint's)."""
+    kq0, vo0 = head_matrices(result.qkv[reference].to(device), result.out[reference].to(device), heads, head_dim)
     dkq, dvo, fkq, fvo = [], [], [], []
     for c in range(len(result.steps)):
         kq, vo = head_matrices(result.qkv[c].to(device), result.out[c].to(device), heads, head_dim)

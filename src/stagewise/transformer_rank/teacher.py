@@ -16,7 +16,8 @@ import torch
 from scipy import stats
 
 from stagewise.numerics.spectra import stable_rank_from_svals
-from stagewise.transformer_rank.summaries import ClaimRow, reproduced_rise, trend
+from stagewise.transformer_rank.claims_table import ClaimRow
+from stagewise.transformer_rank.rank_growth import reproduced_rise, trend
 from stagewise.transformer_rank.training import checkpoint_steps
 
 #: Confidence level of the across-seed intervals (two-sided Student t).
@@ -139,7 +140,7 @@ def seed_interval(values: torch.Tensor) -> SeedInterval:
 
 def per_seed_trend(curves: torch.Tensor, steps: list[int]) -> torch.Tensor:
     """Least-squares fitted change of each seed's curve ``(C, S)`` over all checkpoints after step 0 (the
-    effect of :func:`stagewise.transformer_rank.summaries.trend`, one per seed)."""
+    effect of :func:`stagewise.transformer_rank.rank_growth.trend`, one per seed)."""
     return torch.tensor([trend(curves[:, k], steps).effect for k in range(curves.shape[1])], dtype=torch.float64)
 
 

@@ -1,0 +1,207 @@
+"""The built book in a real browser: Debian's Chromium driven by Playwright, never a downloaded browser.
+
+:func:`audit` opens a page as a reader would (served over HTTP from ``_build/html``, no network) and
+reports what a reader would see go wrong: raw TeX, images that did not load, console errors, failed
+requests, broken internal links, a checks table with a failure, error output, code wider than its column.
+:mod:`stagewise.core.book.pdf` prints them into one PDF. Both are used by ``stagewise pdf`` and by
+``tests/core/test_pages.py``.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import re
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import yaml
+
+CHROMIUM_ENV = "STAGEWISE_CHROMIUM"
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\begin\{|\\frac|\\mathbb")
+#: Markdown that reached the page as text: a table's delimiter row (hyphens, or the dashes that smart
+#: punctuation makes of them) or unrendered bold, in prose and outputs (code blocks are not looked at).
+RAW_MARKDOWN = re.compile(r"\|\s*:?(?:-{3,}|[\u2013\u2014]+):?\s*\||\*\*\S[^*\n]*\S\*\*")
+# Sphinx loads MathJax only on pages with math; elsewhere there is nothing to wait for.
+MATHJAX_READY = ("() => !document.querySelector('script[src*=\"mathjax\"]') || "
+                 "(window.MathJax && MathJax.startup && MathJax.startup.promise)")
+MATHJAX_DONE = "() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null"
+
+
+class BrowserMissing(RuntimeError):
+    """No Chromium (or no Playwright) on this machine."""
+
+
+def chromium_path() -> str:
+    """The system Chromium: ``$STAGEWISE_CHROMIUM``, else ``chromium`` or ``chromium-browser`` on PATH."""
+    candidates = [os.environ.get(CHROMIUM_ENV), shutil.which("chromium"), shutil.which("chromium-browser")]
+    found = next((c for c in candidates if c and Path(c).is_file()), None)
+    if found is None:
+        raise BrowserMissing("no Chromium found: install Debian's `chromium` package (apt install chromium) "
+                             f"or set {CHROMIUM_ENV} to its path")
+    return found
+
+
+def reading_order(root: Path) -> list[str]:
+    """The book's pages in reading order, from ``_toc.yml``: paths relative to ``_build/html`` (the
+    top-level ``index.html`` only redirects to the first of them)."""
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    files = [toc["root"]] + [c["file"] for part in toc.get("parts", []) for c in part["chapters"]]
+    return [f + ".html" for f in files]
+
+
+@contextlib.contextmanager
+def serve(directory: Path):
+    """Serve ``directory`` on 127.0.0.1 (a free port) for the duration; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def chromium():
+    """A headless Chromium (the system one) under Playwright; :class:`BrowserMissing` if unavailable."""
+    executable = chromium_path()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise BrowserMissing("the Python package playwright is not installed (run `make setup`)") from None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class PageReport:
+    """What a reader sees go wrong on one page (empty lists: nothing)."""
+    path: str
+    math_elements: int = 0
+    math_expected: int = 0
+    raw_tex: list[str] = field(default_factory=list)
+    raw_markdown: list[str] = field(default_factory=list)
+    broken_images: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    broken_links: list[str] = field(default_factory=list)
+    checks_rows: int = 0
+    failed_checks: list[str] = field(default_factory=list)
+    error_outputs: list[str] = field(default_factory=list)
+    wide_code: int = 0
+    wide_tables: int = 0
+
+    def problems(self) -> list[str]:
+        """One line per problem; empty when the page is clean."""
+        out = [f"{name}: {value[:5]}" for name, value in (
+            ("raw TeX", self.raw_tex), ("raw Markdown", self.raw_markdown), ("images not loaded", self.broken_images),
+            ("console errors", self.console_errors), ("failed requests", self.failed_requests),
+            ("broken internal links", self.broken_links), ("failed checks", self.failed_checks),
+            ("error output", self.error_outputs)) if value]
+        if self.math_expected and not self.math_elements:
+            out.append(f"{self.math_expected} math elements in the source, none typeset by MathJax")
+        if self.wide_code:
+            out.append(f"{self.wide_code} code blocks wider than the column")
+        if self.wide_tables:
+            out.append(f"{self.wide_tables} tables running past the page's main column")
+        return out
+
+
+_PAGE_FACTS = """() => {
+  const text = document.querySelector('main') ? document.querySelector('main').innerText : document.body.innerText;
+  const imgs = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
+  const links = [...document.querySelectorAll('a[href]')].map(a => a.href);
+  const rows = [...document.querySelectorAll('table.stagewise-checks tbody tr')]
+      .filter(r => r.cells.length > 4).map(r => [r.cells[0].innerText, r.cells[4].innerText]);  // check, result
+  const errors = [...document.querySelectorAll('.output.error, .output.traceback, .output.stderr')]
+      .map(e => e.innerText.slice(0, 200));
+  const wide = [...document.querySelectorAll('div.highlight pre')]
+      .filter(p => p.offsetParent !== null && p.scrollWidth > p.clientWidth + 1).length;
+  const column = document.querySelector('main') || document.body;
+  const right = column.getBoundingClientRect().right;
+  const wideTables = [...column.querySelectorAll('table')]
+      .filter(t => t.offsetParent !== null && t.getBoundingClientRect().right > right + 1).length;
+  const prose = [...document.querySelectorAll('main p, main li, main td')]
+      .filter(e => !e.closest('div.highlight')).map(e => e.innerText).join(' \\n ');
+  return {text, prose, imgs, links, rows, errors, wide, wideTables,
+          math: document.querySelectorAll('mjx-container').length,
+          expected: document.querySelectorAll('span.math, div.math').length};
+}"""
+
+
+def _open(page, url: str) -> None:
+    """Load ``url`` and wait until MathJax (where the page loads it) has typeset every formula."""
+    page.goto(url, wait_until="load")
+    page.wait_for_function(MATHJAX_READY, timeout=60_000)
+    page.evaluate(MATHJAX_DONE)
+
+
+def audit(browser, base_url: str, html_dir: Path, path: str, screenshot: Path | None = None) -> PageReport:
+    """Open ``path`` (relative to ``html_dir``) as a reader would and report what is wrong on it."""
+    report = PageReport(path)
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.on("console", lambda m: report.console_errors.append(f"{m.text} ({m.location.get('url', '')})")
+            if m.type == "error" else None)
+    page.on("requestfailed", lambda r: report.failed_requests.append(r.url))
+    page.on("response", lambda r: report.failed_requests.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    _open(page, base_url + path)
+    if screenshot is not None:                     # as the reader first sees it: code cells collapsed
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshot), full_page=True)
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")  # code one click away
+    facts = page.evaluate(_PAGE_FACTS)
+    report.math_elements, report.math_expected = facts["math"], facts["expected"]
+    report.raw_tex = [m.group(0) for m in RAW_TEX.finditer(facts["text"])]
+    report.raw_markdown = [m.group(0)[:60] for m in RAW_MARKDOWN.finditer(facts["prose"])]
+    report.broken_images = facts["imgs"]
+    report.broken_links = _broken_links(facts["links"], base_url, html_dir)
+    report.checks_rows = len(facts["rows"])
+    # an empirical claim may be 'not reproduced at this budget' (with its reason); nothing may fail or be 'not run'
+    report.failed_checks = [name for name, result in facts["rows"]
+                            if result.strip() not in ("pass", "reproduced", "not reproduced at this budget")]
+    report.error_outputs = facts["errors"] + (["Traceback"] if "Traceback (most recent call last)" in facts["text"]
+                                              else [])
+    report.wide_code = facts["wide"]
+    report.wide_tables = facts["wideTables"]
+    context.close()
+    return report
+
+
+@functools.lru_cache(maxsize=64)
+def _ids(file: Path) -> frozenset[str]:
+    return frozenset(re.findall(r'\bid="([^"]+)"', file.read_text(errors="replace")))
+
+
+def _broken_links(links: list[str], base_url: str, html_dir: Path) -> list[str]:
+    """Internal links whose file or anchor does not exist in the build."""
+    broken = []
+    for link in links:
+        if not link.startswith(base_url):
+            continue
+        parts = urlsplit(link)
+        rel = unquote(parts.path[len(urlsplit(base_url).path):]) or "index.html"
+        target = html_dir / rel
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            broken.append(link)
+        elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in _ids(target):
+            broken.append(link)
+    return broken

@@ -1,0 +1,127 @@
+"""The book's appendix "What the checks can catch", made from the stored mutation matrices (:mod:`.power`).
+
+``stagewise book`` writes the page into the executed folder before Sphinx runs, from ``book/power/<chapter>.json``
+(written by ``make power``). For each chapter: whether the matrix was measured on the chapter's current code
+(the fingerprint of its source, its subpackage, core/ and numerics/) or is **stale**, the catalogue (each bug, its kind, what
+it is and why it is plausible, the function it replaces, and which theorem rows kill it), the matrix bug x theorem
+row, and the share of bugs killed. A chapter without a stored matrix says so.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from stagewise.core.sweep import power
+from stagewise.core.run.provenance import chapter_code_fingerprint
+from stagewise.core.run.registry import PROJECT_ROOT, all_chapters
+
+PAGE_NAME = "what-the-checks-can-catch"
+CELL = {power.KILLED: "K", power.SURVIVED: ".", "not run": "n", "not reproduced at this budget": "n", "fail": "f",
+        "absent": "-"}
+
+
+def _cell(text: str) -> str:
+    """A cell as HTML: escaped, with `code` spans kept as code."""
+    import html
+    import re
+    escaped = html.escape(" ".join(str(text).replace("``", "`").split()))   # docstrings write ``code`` (reST)
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+
+
+def _first_paragraph(doc: str) -> str:
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
+
+def _table(header: list[str], rows: list[list[str]], css: str = "stagewise-power") -> list[str]:
+    """An HTML table that fits the page's column (fixed layout, long names break anywhere; book.css)."""
+    head = "".join(f"<th>{_cell(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_cell(x)}</td>" for x in row) + "</tr>" for row in rows)
+    return [f"<table class='{css}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
+
+
+def chapter_section(chapter, stored: dict[str, Any] | None) -> list[str]:
+    lines = [f"(power-{chapter.name})=",
+             f"## {chapter.title}", ""]
+    if stored is None:
+        return lines + [":::{warning}", f"No matrix is stored for this chapter: run `make power` "
+                        f"(`stagewise power {chapter.name}`).", ":::", ""]
+    fresh = stored.get("fingerprint") == chapter_code_fingerprint(chapter.name, chapter.source)
+    commit = str(stored.get("commit", "unknown"))[:10]
+    if fresh:
+        lines += [f"Measured on the chapter's current code (commit `{commit}`"
+                  + (", with uncommitted changes" if stored.get("dirty") else "")
+                  + f"; {stored.get('wall_seconds', 0):.0f} s on Dask).", ""]
+    else:
+        lines += [":::{warning}", f"**Stale.** This matrix was measured on older code (commit `{commit}`); the "
+                  "chapter or the package has changed since, so it may not describe what the checks catch now. "
+                  f"`make power` (or `stagewise power {chapter.name}`) measures it again.", ":::", ""]
+    bugs = stored["bugs"]
+    killed, total = stored["killed"], stored["total"]
+    lines += [f"**{killed} of {total} bugs killed** by a theorem row "
+              f"({100 * killed / max(total, 1):.0f}%).", ""]
+    theorem = [c for c in stored["checks"] if c.get("kind", "theorem") == "theorem"]
+    number = {c["name"]: i + 1 for i, c in enumerate(theorem)}
+    rows = []
+    for i, b in enumerate(bugs, 1):
+        if b["outcome"] == power.KILLED:
+            outcome = "killed by " + ", ".join(f"T{number[n]}" if n in number else n for n in b["killed_by"])
+        elif b["outcome"] == power.CRASHED:
+            outcome = f"CRASHED ({b.get('message', '')}): no kill"
+        else:
+            outcome = "SURVIVED" + (f" (sanity rows failed: {len(b['sanity_failed'])})" if b["sanity_failed"] else "")
+        rows.append([f"B{i}", f"`{b['name']}`", b["category"], _first_paragraph(b["doc"]),
+                     f"`{b['target'].split(':')[-1]}`", outcome])
+    lines += _table(["", "bug", "kind", "what it is, and why it is plausible", "replaces", "outcome"], rows) + [""]
+    used = [c for c in theorem if any(b["cells"].get(c["name"]) == power.KILLED for b in bugs)]
+    if used:
+        lines += ["The matrix (K: the row kills the bug, i.e. passes unmodified and fails with it; `.`: the row "
+                  "passes; n: no verdict, a hypothesis is broken; f: failed unmodified too; -: not computed; "
+                  "blank: the run crashed), over the theorem rows that kill at least one bug:", ""]
+        header = ["bug"] + [f"T{number[c['name']]}" for c in used]
+        matrix_rows = [[f"B{i}"] + [CELL.get(b["cells"].get(c["name"], ""), "") if b["outcome"] != power.CRASHED
+                                    else "" for c in used] for i, b in enumerate(bugs, 1)]
+        lines += _table(header, matrix_rows, "stagewise-power stagewise-matrix") + [""]
+    lines += ["Theorem rows:", ""]
+    lines += [f"- T{number[c['name']]}: {c['name']}" + ("" if c in used else " (kills none of these bugs)")
+              for c in theorem]
+    return lines + [""]
+
+
+def stored_matrix(chapter: str) -> dict[str, Any] | None:
+    try:
+        return json.loads(power.stored_path(chapter).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def page() -> str:
+    chapters = [c for c in all_chapters() if c.source.parent == PROJECT_ROOT / "book" / "chapters"]
+    stored = {c.name: stored_matrix(c.name) for c in chapters}
+    killed = sum(s["killed"] for s in stored.values() if s)
+    total = sum(s["total"] for s in stored.values() if s)
+    lines = [f"({PAGE_NAME})=", "# What the checks can catch", "",
+             "A check is evidence only if it could have failed. Each chapter's table pairs every theorem row with a "
+             "*control*: the same measurement run on a plausible wrong hypothesis or broken run, computed in the run. "
+             "This appendix asks the converse question of the whole chapter: if its experiment code had a realistic "
+             "bug, would a theorem row fail? Each chapter has a catalogue of such bugs (`src/stagewise/<chapter>/"
+             "bugs.py`: a wrong constant or exponent, a sign error, an off-by-one step, the wrong initialization "
+             "scale, fewer steps than stated, training on a subset, a solver tolerance 1000x looser, the initial "
+             "weights in place of the final ones, two arguments swapped, a wrong measure). `make power` "
+             "(`stagewise power`) runs the chapter at its default parameters once unmodified and once per bug, on "
+             "the Dask sweep machinery, and stores the matrix bug x check in `book/power/<chapter>.json`; this page "
+             "is made from those files. A theorem row *kills* a bug when it passes unmodified and fails with the bug; "
+             "a crash is no kill, and neither is a sanity row (a consistency check of the code) failing alone.", "",
+             f"**Over the book: {killed} of {total} bugs killed.**" if total else "", ""]
+    for c in chapters:
+        lines += chapter_section(c, stored[c.name])
+    return "\n".join(lines) + "\n"
+
+
+def write(folder: Path) -> Path:
+    """Write the appendix page into ``folder`` (the executed folder of the book); returns its path."""
+    from stagewise.core.run.rundir import write_text_atomic
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{PAGE_NAME}.md"
+    write_text_atomic(path, page())
+    return path

@@ -1,0 +1,95 @@
+"""Where a result came from: commit, tree state, package versions, code fingerprint."""
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+import subprocess
+from pathlib import Path
+
+from stagewise.core.run.registry import PROJECT_ROOT
+
+TRACKED_PACKAGES = ("stagewise", "torch", "numpy", "scipy", "matplotlib", "papermill", "jupyter-book")
+
+
+def _git(*args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def git_state() -> dict[str, object]:
+    """Commit and whether the tree differs from it: tracked changes anywhere, and untracked files under
+    ``src/`` and ``book/`` (a new module or chapter file changes results too; ignored outputs do not count)."""
+    commit = _git("rev-parse", "HEAD")
+    tracked = _git("status", "--porcelain", "--untracked-files=no")
+    untracked = _git("status", "--porcelain", "--untracked-files=all", "--", "src", "book")
+    if tracked is None or untracked is None:
+        return {"commit": commit or "unknown", "dirty": True}
+    return {"commit": commit or "unknown", "dirty": bool(tracked) or bool(untracked)}
+
+
+def versions() -> dict[str, str]:
+    """Python and every installed distribution (numba, scikit-learn, mlxtend... change results too);
+    the packages of ``TRACKED_PACKAGES`` are always present, as "not installed" if they are missing."""
+    found = {"python": platform.python_version()}
+    for name in TRACKED_PACKAGES:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = "not installed"
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name not in found:
+            found[name] = dist.version
+    return dict(sorted(found.items(), key=lambda item: (item[0] != "python", item[0].lower())))
+
+
+def code_fingerprint(chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
+    """Hash of everything a chapter's outputs depend on.
+
+    The chapter source, every file of the package, the pinned requirements and the lock:
+    unlike jupyter-cache (which hashes code cells only), a change anywhere in
+    ``src/`` marks every chapter stale.
+    """
+    digest = hashlib.sha256()
+    files = sorted((root / "src").rglob("*.py")) + [root / name for name in
+                                                    ("requirements.txt", "requirements.lock", "pyproject.toml")]
+    for path in [chapter_source, *files]:
+        if path.is_file():
+            digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+#: The parts of core/ that a chapter's kernel never imports (the command line, the book build, sweeps and the
+#: campaigns run on them, the restyling command), as subpackages or modules relative to ``stagewise.core``;
+#: ``tests/core/test_power.py`` checks it. They do not change what a chapter computes.
+OUTSIDE_THE_KERNEL = frozenset({"cli", "book", "sweep", "figures.restyle"})
+
+
+def outside_the_kernel(module: str) -> bool:
+    """True for a module of core/ (dotted, relative to ``stagewise.core``) that no chapter's kernel imports."""
+    return any(module == name or module.startswith(name + ".") for name in OUTSIDE_THE_KERNEL)
+
+
+def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
+    """Hash of the code one chapter runs: its source, its own subpackage (``src/stagewise/<slug>/``), the shared
+    ``core/`` and ``numerics/`` (and the package's top-level modules), the requirements and the lock. No chapter
+    imports another chapter's subpackage (``tests/core/test_power.py`` checks it), so a change in one chapter's
+    code leaves the others' mutation matrices current (:mod:`stagewise.core.sweep.power`)."""
+    package = root / "src" / "stagewise"
+    own = package / chapter_name.replace("-", "_")
+    shared = [package / "core", package / "numerics"]
+    core = package / "core"
+    files = sorted(package.glob("*.py")) + sorted(
+        f for d in [*shared, own] if d.is_dir() for f in d.rglob("*.py")
+        if not (f.is_relative_to(core) and outside_the_kernel(".".join(f.relative_to(core).with_suffix("").parts))))
+    digest = hashlib.sha256()
+    for path in [chapter_source, *files, *(root / n for n in ("requirements.txt", "requirements.lock", "pyproject.toml"))]:
+        if path.is_file():
+            digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()

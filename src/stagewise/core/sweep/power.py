@@ -1,0 +1,155 @@
+"""What a chapter's checks can catch: its catalogue of realistic bugs (:mod:`stagewise.core.checks.catalogue`)
+run through the chapter (the mutation matrix).
+
+``stagewise power CHAPTER`` runs the chapter once unmodified (the baseline) and once per bug (``STAGEWISE_BUG=
+chapter:name`` in the run's environment; :func:`~stagewise.core.checks.catalogue.apply_from_env` installs it in the
+kernel), each an ordinary run on the Dask sweep machinery (:mod:`.engine`: a LocalCluster on every core,
+resumable), at the chapter's default parameters, and writes the matrix bug x check: a theorem row *kills* a bug when
+it passes in the baseline and fails under the bug. A crash is no kill. A bug that no theorem row kills *survived*:
+the chapter must gain a check that kills it. The full matrix is stored in ``book/power/<chapter>.json`` with the
+fingerprint of the code the chapter runs (its source, its subpackage, the kernel's part of core/ and numerics/:
+``chapter_code_fingerprint``), and the book's appendix ("What the checks can catch",
+:mod:`stagewise.core.book.power_page`) is made from it, marked stale when the code has changed since.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from stagewise.core.checks.catalogue import BUG_ENV, MIN_BUGS, Bug, CatalogueError
+from stagewise.core.checks.catalogue import catalogue as _catalogue
+from stagewise.core.run.registry import CHAPTER_ORDER, PROJECT_ROOT, get_chapter
+
+POWER_DIR = PROJECT_ROOT / "book" / "power"
+KILLED, SURVIVED, CRASHED = "killed", "survived", "crashed"
+
+
+def catalogue(chapter: str) -> list[Bug]:
+    """The catalogue of the chapter named ``chapter`` (:func:`stagewise.core.checks.catalogue.catalogue`)."""
+    return _catalogue(get_chapter(chapter))
+
+
+# -- running the catalogue ------------------------------------------------------------------------
+
+BASELINE = "baseline"
+
+
+def points(chapter: str, bugs: list[Bug], baseline: bool) -> list[dict[str, Any]]:
+    """Sweep points: the unmodified chapter (when ``baseline``) and one per bug, all at default parameters."""
+    from stagewise.core.run.runner import prepare
+    _, defaults = prepare(chapter, {})
+    out = [{"id": BASELINE, "overrides": {}, "parameters": defaults}] if baseline else []
+    out += [{"id": f"bug-{b.name}", "overrides": {}, "parameters": defaults,
+             "environment": {BUG_ENV: f"{chapter}:{b.name}"}} for b in bugs]
+    return out
+
+
+def _results(folder: Path) -> dict[str, Any] | None:
+    try:
+        results = json.loads((folder / "results.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return results if results.get("status") == "complete" else None
+
+
+def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: float,
+           messages: dict[str, str] | None = None) -> dict[str, Any]:
+    """The bug x check matrix of a power run folder. Without a baseline (``ci``) every theorem row is taken to
+    pass unmodified, which the book's strict build asserts."""
+    from stagewise.core.checks.rows import rows_of
+    base = _results(directory / "points" / BASELINE)
+    if base is None and not ci:
+        raise RuntimeError(f"{chapter}: the unmodified run (baseline) did not complete; see {directory}")
+    columns = []
+    if base is not None:
+        columns = [{"name": r["name"], "kind": r.get("kind", "theorem"), "statement": r.get("statement", ""),
+                    "baseline": r.get("status", "pass")} for r in rows_of(base)]
+    baseline = {c["name"]: c["baseline"] for c in columns}
+    rows = []
+    for b in bugs:
+        folder = directory / "points" / f"bug-{b.name}"
+        results = _results(folder)
+        row = {"name": b.name, "category": b.category, "target": b.target, "doc": b.doc, "ci": b.ci}
+        if results is None:
+            row.update(outcome=CRASHED, cells={}, killed_by=[], sanity_failed=[], not_run=[],
+                       message=(messages or {}).get(f"bug-{b.name}") or "the run did not complete")
+            rows.append(row)
+            continue
+        cells, killed_by, sanity = {}, [], []
+        for r in rows_of(results):
+            status = r.get("status", "pass")
+            was = baseline.get(r["name"], "pass" if ci else "absent")
+            if status == "fail" and was == "pass":
+                cells[r["name"]] = KILLED
+                (sanity if r.get("kind") == "sanity" else killed_by).append(r["name"])
+            else:
+                cells[r["name"]] = {"pass": SURVIVED}.get(status, status)
+            if not ci and r["name"] not in baseline:
+                columns.append({"name": r["name"], "kind": r.get("kind", "theorem"),
+                                "statement": r.get("statement", ""), "baseline": "absent"})
+                baseline[r["name"]] = "absent"
+        row.update(outcome=KILLED if killed_by else SURVIVED, cells=cells, killed_by=killed_by,
+                   sanity_failed=sanity, not_run=[n for n, s in cells.items() if s in ("not run",)])
+        rows.append(row)
+    from stagewise.core.run.provenance import chapter_code_fingerprint, git_state
+    return {"chapter": chapter, "ci": ci, "fingerprint": chapter_code_fingerprint(chapter, get_chapter(chapter).source),
+            **git_state(), "parameters": "default", "wall_seconds": round(seconds, 1),
+            "checks": columns, "bugs": rows, "killed": sum(r["outcome"] == KILLED for r in rows), "total": len(rows)}
+
+
+#: Tests store their matrices elsewhere with this variable.
+POWER_DIR_ENV = "STAGEWISE_POWER_DIR"
+
+
+def power_dir() -> Path:
+    return Path(os.environ.get(POWER_DIR_ENV) or POWER_DIR)
+
+
+def stored_path(chapter: str) -> Path:
+    return power_dir() / f"{chapter}.json"
+
+
+def store(found: dict[str, Any]) -> Path:
+    from stagewise.core.run.rundir import write_text_atomic
+    power_dir().mkdir(parents=True, exist_ok=True)
+    path = stored_path(found["chapter"])
+    write_text_atomic(path, json.dumps(found, indent=1, default=str) + "\n")
+    return path
+
+
+def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None = None, workers: int = 0,
+        say: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Run each chapter's catalogue (only its ``ci`` bug, without a baseline, when ``ci``); the matrices."""
+    from stagewise.core.sweep import engine as sweep
+    chosen = {}
+    for chapter in chapters:
+        bugs = catalogue(chapter)
+        if not ci and chapter in CHAPTER_ORDER and len(bugs) < MIN_BUGS:
+            raise CatalogueError(f"{chapter}: {len(bugs)} bugs in the catalogue, at least {MIN_BUGS} are needed")
+        chosen[chapter] = [b for b in bugs if b.ci] if ci else bugs
+    found = []
+    for chapter, bugs in chosen.items():
+        started = time.time()
+        directory = out / chapter
+        ran = sweep.sweep(chapter, {"power": "ci" if ci else "full"}, points(chapter, bugs, not ci), directory,
+                          scheduler, workers, say)
+        messages = {r.id: r.message for r in ran if r.status == "failed"}
+        found.append(matrix(chapter, bugs, directory, ci, time.time() - started, messages))
+    return found
+
+
+def summary(found: dict[str, Any]) -> list[str]:
+    lines = [f"{found['chapter']}: {found['killed']} of {found['total']} bugs killed by a theorem check"]
+    for b in found["bugs"]:
+        if b["outcome"] == KILLED:
+            lines.append(f"  killed   {b['name']} ({b['category']}): by {', '.join(b['killed_by'][:3])}"
+                         + (f" and {len(b['killed_by']) - 3} more" if len(b["killed_by"]) > 3 else ""))
+        elif b["outcome"] == CRASHED:
+            lines.append(f"  CRASHED  {b['name']} ({b['category']}): {b.get('message', '')} (a crash is no kill)")
+        else:
+            extra = f"; sanity rows failed: {', '.join(b['sanity_failed'])}" if b["sanity_failed"] else ""
+            lines.append(f"  SURVIVED {b['name']} ({b['category']}): every theorem row passes{extra}")
+    return lines

@@ -1,0 +1,31 @@
+"""Tests of stagewise.relu_orthogonal.width_study: Figure 6's norm against width and the lazy He runs, small."""
+import numpy as np
+import pytest
+
+from stagewise.relu_orthogonal import width_study
+
+
+def test_norm_vs_width_small():
+    """Fig. 6 at small widths: sandwich, GD lower bound; He init trains (not yet lazy at m = 16)."""
+    w = width_study.norm_vs_width(3, 4, 4, [16], 30.0, widths=2 ** np.arange(4, 7), gd_draws=2)
+    assert w.ratio.shape == (3,) and all(w.sandwich_ok) and w.gd_lower_ok
+    assert w.he_pred.tolist() == [17 / 3]
+    assert w.he_fit.shape == (1,) and w.he_fit[0] < 1.0 and np.all(w.he_lazy_rel >= 0)
+    with pytest.raises(ValueError, match="1024"):
+        w.lazy_widths()
+    d, low, high = width_study.width_decrease(w)
+    assert low <= d <= high
+    assert np.all(np.isfinite(w.he_norm)) and np.all(w.he_ratio > 0)
+
+
+def test_he_controls_at_a_lazy_width():
+    """Fig. 6 at m = 1024 (thm prop-relu-orthogonal-width): the He runs fit their labels (read off the weights); 1% of
+    the steps does not; the trained parameters are within half the lazy displacement of the lazy solution, the
+    untrained network (the control) at exactly one; a misaligned label batch is seen by the fit."""
+    w = width_study.norm_vs_width(3, 4, 2, [1024], 30.0, widths=2 ** np.arange(4, 6), gd_draws=2)
+    assert w.he_fit[0] < 1e-6 < width_study.he_fit_stopped_early(w)
+    assert width_study.lazy_distance_row(w) < 0.5
+    assert width_study.lazy_distance_row(w, trained=False) == pytest.approx(1.0)
+    y, W, a = w.he_runs[0]
+    res = width_study.he_training(y[::-1].copy(), W, a, width_study.HE_STEPS)
+    assert width_study.he_fit_ratio(res, y, W, a) > 1e-3
