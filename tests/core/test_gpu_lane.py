@@ -30,7 +30,7 @@ def _runs():
 @pytest.mark.parametrize("run", _runs(), ids=lambda r: r["id"])
 def test_each_lane_run_is_valid_input(run):
     for which in ("parameters", "smoke"):
-        prepare(run["chapter"], {k: v for k, v in run[which].items()})     # raises ParameterError on bad input
+        prepare(run["chapter"], dict(run[which]))     # raises ParameterError on bad input
     assert "device" not in run["parameters"], "the lane sets the device itself"
 
 

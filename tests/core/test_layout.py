@@ -91,7 +91,8 @@ def test_core_is_rooms_only():
     assert rooms == set(MAY_IMPORT)
     for name in rooms:
         doc = ast.get_docstring(ast.parse((CORE / name / "__init__.py").read_text())) or ""
-        assert "May import" in doc and "Owns" in doc or "command line" in doc, name
+        assert "May import" in doc, name
+        assert "Owns" in doc or name == "cli", name                  # cli's docstring lists its commands instead
 
 
 def test_the_directions_between_rooms_hold():
