@@ -73,3 +73,66 @@ def test_the_ci_subset_of_every_chapters_atlas_holds(tmp_path):
     report = json.loads((env_out / "atlas.json").read_text())
     assert {p["chapter"] for p in report["points"]} == set(CHAPTER_ORDER)
     assert os.path.isfile(env_out / "atlas.json")
+
+
+SMOKE_EXERCISES = SMOKE_ATLAS + """exercises:
+  - id: ex-break-the-hypothesis
+    title: "Break the hypothesis"
+    parameters: {broken: hypothesis, steps: 6}
+    expect:
+      - {row: "decay matches (1 - eta)^steps", status: "not run"}
+    ci: true
+  - id: ex-wrong-answer
+    title: "An answer the run contradicts"
+    parameters: {eta: 0.3, steps: 6}
+    expect:
+      - {row: "decay matches (1 - eta)^steps", status: "fail"}
+"""
+
+
+def test_exercises_are_validated_before_anything_runs(fixture_chapters, tmp_path, monkeypatch):
+    (tmp_path / "smoke-test.yaml").write_text(SMOKE_EXERCISES)
+    monkeypatch.setenv(atlas.ATLAS_DIR_ENV, str(tmp_path))
+    found = atlas.exercises("smoke-test")
+    assert [e["id"] for e in found] == ["ex-break-the-hypothesis", "ex-wrong-answer"]
+    assert [e["id"] for e in atlas.exercises("smoke-test", ci=True)] == ["ex-break-the-hypothesis"]
+    assert found[0]["parameters"]["broken"] == "hypothesis" and found[0]["ci"] and not found[1]["ci"]
+    from stagewise.core.run.parameters import ParameterError
+    for bad, message in (("status: \"not run\"}", "status: \"passes\"}"), "status one of"), \
+                        (("broken: hypothesis, steps: 6", "broken: hypothesis, steps: -6"), "exercise 0: "), \
+                        (("    ci: true\n", ""), "exactly one exercise must be marked ci"):
+        (tmp_path / "smoke-test.yaml").write_text(SMOKE_EXERCISES.replace(*bad, 1))
+        with pytest.raises(ParameterError, match=message):
+            atlas.exercises("smoke-test")
+
+
+def test_an_exercise_holds_only_if_the_run_shows_its_answer():
+    results = {"values": {"drift": 0.5}, "checks": [{"name": "r", "status": "not run", "passed": None, "kind": "theorem"}],
+               "claims": [{"name": "c", "status": "pass", "passed": True, "kind": "empirical"}]}
+    assert atlas.expectation_problems(results, [{"row": "r", "status": "not run"}, {"row": "c", "status": "reproduced"},
+                                                {"value": "drift", "above": 0.4, "below": 0.6}]) == []
+    problems = atlas.expectation_problems(results, [{"row": "r", "status": "pass"}, {"row": "x", "status": "pass"},
+                                                    {"value": "drift", "above": 0.5}, {"value": "gone", "below": 1}])
+    assert problems == ["exercise expects 'r' 'pass', the run gives 'not run'",
+                        "exercise expects row 'x', which the run does not have",
+                        "exercise expects drift > 0.5, the run gives 0.5",
+                        "exercise expects a number 'gone', the run gives None"]
+
+
+def test_the_atlas_runs_the_ci_exercise_and_judges_its_answer(fixture_chapters, tmp_path, monkeypatch):
+    """`--ci` runs the CI points and the exercise marked ci (its answer holds); the full atlas runs every exercise
+    and names the one whose answer the run contradicts."""
+    (tmp_path / "atlas").mkdir()
+    (tmp_path / "atlas" / "smoke-test.yaml").write_text(SMOKE_EXERCISES)
+    monkeypatch.setenv(atlas.ATLAS_DIR_ENV, str(tmp_path / "atlas"))
+    ci = stagewise("atlas", "smoke-test", "--ci", "--out", str(tmp_path / "a"), "--workers", "2", timeout=900)
+    assert ci.returncode == 0 and "3 hold, 0 fall short" in ci.stdout, ci.stdout[-3000:] + ci.stderr[-2000:]
+    assert "ex-break-the-hypothesis" in ci.stdout
+    (tmp_path / "atlas" / "smoke-test.yaml").write_text(SMOKE_EXERCISES.replace("steps: 6\nzip", "steps: 6\nzip", 1)
+                                                        .replace("ci: [0, 5]", "ci: [0, 1]"))
+    ex = atlas.exercises("smoke-test")[1]
+    folder = tmp_path / "one"
+    run = stagewise("run", "smoke-test", "-p", "eta", "0.3", "-p", "steps", "6", "--out", str(folder))
+    assert run.returncode == 0, run.stderr
+    verdict = atlas.judge("smoke-test", ex, folder, "complete", "")
+    assert verdict.problems == ["exercise expects 'decay matches (1 - eta)^steps' 'fail', the run gives 'pass'"]

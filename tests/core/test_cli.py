@@ -115,6 +115,12 @@ def test_a_sanity_failure_is_reported_apart_and_a_broken_hypothesis_is_not_a_fai
     assert unmet.returncode == 0, unmet.stderr
     assert "without a verdict: decay matches (1 - eta)^steps (not run: hypothesis not met: step size below 1" \
         in unmet.stderr
+    last = unmet.stderr.strip().splitlines()
+    assert last[-1].startswith("stagewise: summary: theorem rows 1 passed, 0 failed, 1 not run;"), last[-3:]
+    assert "no verdict: decay matches (1 - eta)^steps: hypothesis not met: step size below 1 (eta = 0.1; needs " \
+           "eta < 1) (change the parameters to meet it" in last[-2], last[-3:]
+    assert sanity.stderr.strip().splitlines()[-1].startswith("stagewise: summary:") and \
+        "experiment integrity 0 passed, 1 failed" in sanity.stderr
     results = json.loads((tmp_path / "h" / "results.json").read_text())
     row = results["checks"][0]
     assert row["passed"] is None and row["status"] == "not run" and "eta = 0.1" in row["reason"]

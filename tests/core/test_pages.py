@@ -49,7 +49,7 @@ def page_reports(built_book):
 
 def test_every_page_reads_cleanly_in_chromium(page_reports):
     """No raw TeX, images loaded, no console errors or failed requests, links resolve, no error output."""
-    assert len(page_reports) == len(all_chapters()) + 4            # intro, chapters, the appendix, gallery, bibliography
+    assert len(page_reports) == 2 * len(all_chapters()) + 4   # intro, stories, verifications, appendix, gallery, bibliography
     problems = {path: r.problems() for path, r in page_reports.items() if r.problems()}
     assert not problems, json.dumps(problems, indent=1)
 
@@ -65,12 +65,86 @@ def test_math_is_typeset_offline(page_reports):
     assert not [s for s in scripts if s.startswith(("http:", "https:", "//"))], scripts
 
 
-def test_every_chapter_shows_its_checks_all_passed(page_reports):
+def _page_text(path: Path) -> str:
+    import html
+    text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+    return " ".join(text.split())
+
+
+def test_every_verification_page_holds_every_row_of_its_run_and_links_both_ways(page_reports):
+    """Each row of the chapter's results.json is on its verification page with its verdict (none failed); each
+    statement's rows have a target that the story's verdict line links to, and link back to the statement."""
     for chapter in all_chapters():
         results = json.loads((ROOT / "book" / "executed" / chapter.name / "results.json").read_text())
-        report = page_reports[f"chapters/{chapter.name}.html"]
-        rows = len(results["checks"]) + len(results.get("claims", []))
-        assert report.checks_rows == rows and not report.failed_checks, chapter.name
+        page = HTML / "verification" / f"{chapter.name}.html"
+        text = _page_text(page)
+        for row in results["checks"] + results.get("claims", []):
+            shown = "reproduced" if row["kind"] == "empirical" and row["status"] == "pass" else row["status"]
+            name = " ".join(row["name"].split())
+            assert f"{name}: {shown}" in text, f"{chapter.name}: row {name!r} ({shown}) not on its verification page"
+            assert row["status"] != "fail", f"{chapter.name}: {name} failed"
+        story = (HTML / "chapters" / f"{chapter.name}.html").read_text()
+        labels = {r["statement"] for r in results["checks"] + results.get("claims", [])
+                  if r.get("statement") and r["kind"] != "sanity"}
+        ids = set(re.findall(r'\bid="([^"]+)"', page.read_text()))
+        for label in labels:
+            assert f"verify-{label}" in ids, f"{chapter.name}: no rows target for {label}"
+            assert f"verification/{chapter.name}.html#verify-{label}" in story, \
+                f"{chapter.name}: the statement {label} has no verdict line linking to its rows"
+            assert f"chapters/{chapter.name}.html#{label}" in page.read_text(), f"{chapter.name}: no link back to {label}"
+        assert not re.search(r": FAIL\.", text), f"{chapter.name}: a failed row on the verification page"
+
+
+@pytest.fixture(scope="module")
+def story_shapes(built_book):
+    """Every story page measured at 1366 x 768 (stagewise.core.book.shape), written to _build/screenshots/."""
+    _need_chromium()
+    from dataclasses import asdict
+    from stagewise.core.book import shape
+    shapes = {}
+    with browser.serve(HTML) as base_url, browser.chromium() as chromium:
+        for chapter in all_chapters():
+            path = f"chapters/{chapter.name}.html"
+            shapes[chapter.name] = shape.measure(chromium, base_url + path, path,
+                                                 SCREENSHOTS / f"story-{chapter.name}-1366.png")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "story-shapes.json").write_text(json.dumps({k: asdict(v) for k, v in shapes.items()}, indent=1))
+    return shapes
+
+
+def test_every_story_page_has_the_shape_of_a_story(story_shapes):
+    """At most 15 screens, first statement box and signature figure within 2 screens, goals, at least three short
+    visible code cells, the verdict box, a summary, at least three answered exercises, further reading, machinery
+    at most a tenth of the height, no process word."""
+    problems = {name: s.problems() for name, s in story_shapes.items() if s.problems()}
+    assert not problems, json.dumps(problems, indent=1)
+
+
+def test_the_shape_test_rejects_a_page_that_is_not_a_story(tmp_path):
+    """Control: a long page with code names, no goals, no exercises, a process word and its first box far down."""
+    _need_chromium()
+    from stagewise.core.book import shape
+    filler = "".join(f"<p>Paragraph {i} of the run's tolerance, control and seeds rows.</p>" for i in range(400))
+    (tmp_path / "bad.html").write_text(
+        '<html><head><meta charset="utf-8"></head><body><main>' + filler +
+        '<div class="proof theorem">Theorem</div><p>An earlier version of this chapter said so.</p>'
+        '<h2>Summary</h2></main></body></html>')
+    with browser.serve(tmp_path) as base_url, browser.chromium() as chromium:
+        measured = shape.measure(chromium, base_url + "bad.html", "bad.html")
+    problems = " ".join(measured.problems())
+    for expected in ("screens", "first statement box", "first figure", "no goals", "exercises", "visible code",
+                     "machinery", "process words: ['earlier version']"):
+        assert expected in problems, (expected, problems)
+    assert measured.summary and "no summary" not in problems
+
+
+def test_no_page_holds_a_process_word(built_book):
+    """The book speaks of the papers and of itself, never of its making: every page of the reading order."""
+    from stagewise.core.book import shape
+    found = {path: shape.process_words(_page_text(HTML / path)) for path in browser.reading_order(ROOT)}
+    assert not {p: w for p, w in found.items() if w}, found
+    assert shape.process_words("As the research note said, until this revision it was wrong.") == \
+        ["research note", "until this revision"]                       # control: the list finds them
 
 
 def test_screenshots_are_saved_per_page(page_reports):
@@ -170,7 +244,7 @@ def test_pdf_of_the_book(book_pdf):
     out, reader = book_pdf
     text = "".join(page.extract_text() or "" for page in reader.pages)
     assert len(reader.pages) > 40
-    assert re.search(r"would\s+catch", text) and "Theorem" in text and "Bibliography" in text
+    assert re.search(r"Control,", text) and "tolerance" in text and "Theorem" in text and "Bibliography" in text
     assert sum(len(page.images) for page in reader.pages) >= 6 * 3          # figures of every chapter
     document = pypdfium2.PdfDocument(str(out))
     for index in range(3):

@@ -41,7 +41,7 @@ def test_the_matrix_says_killed_survived_and_crashed(tmp_path):
     assert "3 up to date, 1 to run" in again.stdout      # resumable like a sweep: only the crashed run again
 
 
-def test_the_appendix_shows_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixture_chapters):
+def test_the_matrix_section_and_the_appendix_show_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixture_chapters):
     monkeypatch.setenv(power.POWER_DIR_ENV, str(tmp_path))
     chapter = get_chapter("conservation-laws")
     from stagewise.core.run.provenance import chapter_code_fingerprint
@@ -51,15 +51,18 @@ def test_the_appendix_shows_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixtu
               "bugs": [{"name": "b", "category": "sign error", "target": "m:f", "doc": "A sign error. Plausible.",
                         "outcome": "killed", "killed_by": ["row"], "sanity_failed": [], "cells": {"row": "killed"}}]}
     (tmp_path / "conservation-laws.json").write_text(json.dumps(stored))
-    fresh = power_page.page()
+    fresh = "\n".join(power_page.chapter_section(chapter, power_page.stored_matrix(chapter.name)))
     assert "1 of 1 bugs killed" in fresh and "<td>B1</td><td>K</td>" in fresh
-    section = fresh[fresh.index("(power-conservation-laws)="):fresh.index("(power-diagonal-incremental)=")]
-    assert "Stale" not in section and "current code" in section
+    assert fresh.startswith("(power-conservation-laws)=") and "Stale" not in fresh and "current code" in fresh
+    appendix = power_page.page()
+    assert "| Conservation laws | 1 of 1 | current | {ref}`the matrix <power-conservation-laws>` |" in appendix
+    assert "| Incremental learning" in appendix or "no matrix stored" in appendix     # the others say so
     stored["fingerprint"] = "older"
     (tmp_path / "conservation-laws.json").write_text(json.dumps(stored))
-    stale = power_page.page()
-    assert "**Stale.**" in stale[stale.index("(power-conservation-laws)="):stale.index("(power-diagonal-incremental)=")]
-    assert "No matrix is stored" in stale                              # the other chapters say so
+    stale = "\n".join(power_page.chapter_section(chapter, power_page.stored_matrix(chapter.name)))
+    assert "**Stale.**" in stale
+    assert "| Conservation laws | 1 of 1 | **stale** |" in power_page.page()
+    assert "No matrix is stored" in "\n".join(power_page.chapter_section(get_chapter("escape-speed"), None))
 
 
 @pytest.mark.parametrize("chapter", CHAPTER_ORDER)

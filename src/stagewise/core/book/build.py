@@ -29,6 +29,8 @@ EXECUTED_DIR = PROJECT_ROOT / "book" / "executed"
 #: folders and the generated pages, so that a chapter's address is ``chapters/<chapter>.html``, not a path of the
 #: run folder. The old addresses (``book/executed/<chapter>/<chapter>.html``) redirect to the new ones.
 SITE_DIR = PROJECT_ROOT / "chapters"
+#: The chapters' verification pages (git-ignored, made by each build from the same executions).
+VERIFICATION_DIR = PROJECT_ROOT / "verification"
 BUILD_DIR = PROJECT_ROOT / "_build"
 #: Tests point the book's executions elsewhere with this variable.
 EXECUTED_DIR_ENV = "STAGEWISE_EXECUTED_DIR"
@@ -133,6 +135,7 @@ def render_html(strict: bool = True) -> float:
 SITE_STAMP = BUILD_DIR / "html" / ".stagewise-site.json"
 #: The code that writes the pages (besides Sphinx and the theme, pinned in requirements.lock).
 _SITE_CODE = ("sphinx", "core/book/build.py", "core/book/figure_pages.py", "core/book/power_page.py", "core/figures/styles.py",
+              "core/book/verification_page.py", "core/run/pages.py", "core/sweep/atlas.py",
               "core/styles", "core/figures/restyle.py", "core/figures/sidecar.py", "core/figures/export.py")
 
 
@@ -142,6 +145,7 @@ def site_inputs() -> list[Path]:
     data), the page-writing code and the lock file."""
     root = PROJECT_ROOT
     files = [root / "_config.yml", root / "_toc.yml", root / "requirements.lock"]
+    files += sorted((root / "tests" / "atlas").glob("*.yaml"))     # the verification pages list atlas and exercises
     files += [p for p in (root / "book").rglob("*") if p.is_file() and "executed" not in p.parts
               and "chapters" != p.parent.name and p.suffix != ".pyc"]
     for chapter in all_chapters():
@@ -174,20 +178,27 @@ def html_is_current() -> bool:
 
 
 def stage_site() -> list[str]:
-    """Copy each executed chapter's notebook to ``chapters/<chapter>.ipynb`` (only when it changed, so that an
-    unchanged chapter keeps its modification time); returns the chapters copied."""
+    """Cut each executed chapter into its story page ``chapters/<chapter>.ipynb`` and its verification page
+    ``verification/<chapter>.ipynb`` (:mod:`stagewise.core.book.verification_page`), writing a page only when it
+    changed, so that an unchanged chapter keeps its modification time; returns the pages written."""
+    from stagewise.core.book import verification_page
+    from stagewise.core.run import session
     from stagewise.core.run.rundir import write_text_atomic
     SITE_DIR.mkdir(exist_ok=True)
+    VERIFICATION_DIR.mkdir(exist_ok=True)
     copied = []
     for chapter in all_chapters():
-        source = EXECUTED_DIR / chapter.name / f"{chapter.name}.ipynb"
-        target = SITE_DIR / f"{chapter.name}.ipynb"
-        if not source.is_file():
+        folder = EXECUTED_DIR / chapter.name
+        if not (folder / f"{chapter.name}.ipynb").is_file() or not (folder / "results.json").is_file():
             continue
-        text = source.read_text(encoding="utf-8")
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            write_text_atomic(target, text)
-            copied.append(chapter.name)
+        story, verification = verification_page.chapter_pages(chapter, folder,
+                                                              session.statement_labels(chapter.name) or {})
+        for target, page in ((SITE_DIR / f"{chapter.name}.ipynb", story),
+                             (VERIFICATION_DIR / f"{chapter.name}.ipynb", verification)):
+            text = json.dumps(page, indent=1, ensure_ascii=False) + "\n"
+            if not target.is_file() or target.read_text(encoding="utf-8") != text:
+                write_text_atomic(target, text)
+                copied.append(str(target.relative_to(PROJECT_ROOT)))
     return copied
 
 
@@ -245,6 +256,7 @@ def clean() -> None:
     """Remove the HTML build, the staged pages and every chapter execution (``--clean``; build lock held)."""
     shutil.rmtree(BUILD_DIR, ignore_errors=True)
     shutil.rmtree(SITE_DIR, ignore_errors=True)
+    shutil.rmtree(VERIFICATION_DIR, ignore_errors=True)
     folder = executed_dir()
     if folder.is_dir():
         for entry in folder.iterdir():

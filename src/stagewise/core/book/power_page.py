@@ -40,9 +40,11 @@ def _table(header: list[str], rows: list[list[str]], css: str = "stagewise-power
     return [f"<table class='{css}'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"]
 
 
-def chapter_section(chapter, stored: dict[str, Any] | None) -> list[str]:
+def chapter_section(chapter, stored: dict[str, Any] | None, heading: str | None = None) -> list[str]:
+    """The chapter's matrix as Markdown lines under ``heading`` (default: the chapter's title), target
+    ``power-<chapter>``: a section of the chapter's verification page."""
     lines = [f"(power-{chapter.name})=",
-             f"## {chapter.title}", ""]
+             f"## {heading or chapter.title}", ""]
     if stored is None:
         return lines + [":::{warning}", f"No matrix is stored for this chapter: run `make power` "
                         f"(`stagewise power {chapter.name}`).", ":::", ""]
@@ -96,25 +98,36 @@ def stored_matrix(chapter: str) -> dict[str, Any] | None:
 
 
 def page() -> str:
+    """The appendix: what a mutation matrix is, and each chapter's share of bugs killed, linked to the matrix on
+    the chapter's verification page (:func:`chapter_section`)."""
     chapters = [c for c in all_chapters() if c.source.parent == PROJECT_ROOT / "book" / "chapters"]
     stored = {c.name: stored_matrix(c.name) for c in chapters}
     killed = sum(s["killed"] for s in stored.values() if s)
     total = sum(s["total"] for s in stored.values() if s)
     lines = [f"({PAGE_NAME})=", "# What the checks can catch", "",
-             "A check is evidence only if it could have failed. Each chapter's table pairs every theorem row with a "
-             "*control*: the same measurement run on a plausible wrong hypothesis or broken run, computed in the run. "
-             "This appendix asks the converse question of the whole chapter: if its experiment code had a realistic "
-             "bug, would a theorem row fail? Each chapter has a catalogue of such bugs (`src/stagewise/<chapter>/"
-             "bugs.py`: a wrong constant or exponent, a sign error, an off-by-one step, the wrong initialization "
-             "scale, fewer steps than stated, training on a subset, a solver tolerance 1000x looser, the initial "
-             "weights in place of the final ones, two arguments swapped, a wrong measure). `make power` "
-             "(`stagewise power`) runs the chapter at its default parameters once unmodified and once per bug, on "
-             "the Dask sweep machinery, and stores the matrix bug x check in `book/power/<chapter>.json`; this page "
-             "is made from those files. A theorem row *kills* a bug when it passes unmodified and fails with the bug; "
-             "a crash is no kill, and neither is a sanity row (a consistency check of the code) failing alone.", "",
+             "A check is evidence only if it could have failed. Each chapter's verification page pairs every "
+             "theorem row with a *control*: the same measurement run on a plausible wrong hypothesis or broken run, "
+             "computed in the run. The mutation matrix asks the converse question of the whole chapter: if its "
+             "experiment code had a realistic bug, would a theorem row fail? Each chapter has a catalogue of such "
+             "bugs (`src/stagewise/<chapter>/bugs.py`: a wrong constant or exponent, a sign error, an off-by-one "
+             "step, the wrong initialization scale, fewer steps than stated, training on a subset, a solver "
+             "tolerance 1000x looser, the initial weights in place of the final ones, two arguments swapped, a wrong "
+             "measure). `make power` (`stagewise power`) runs the chapter at its default parameters once unmodified "
+             "and once per bug, on the Dask sweep machinery, and stores the matrix bug x check in "
+             "`book/power/<chapter>.json`; each chapter's verification page shows its matrix. A theorem row *kills* "
+             "a bug when it passes unmodified and fails with the bug; a crash is no kill, and neither is an "
+             "experiment-integrity row failing alone.", "",
              f"**Over the book: {killed} of {total} bugs killed.**" if total else "", ""]
+    rows = []
     for c in chapters:
-        lines += chapter_section(c, stored[c.name])
+        s = stored[c.name]
+        if s is None:
+            rows.append(f"| {c.title} | no matrix stored | — | — |")
+            continue
+        fresh = s.get("fingerprint") == chapter_code_fingerprint(c.name, c.source)
+        rows.append(f"| {c.title} | {s['killed']} of {s['total']} | {'current' if fresh else '**stale**'} "
+                    f"| {{ref}}`the matrix <power-{c.name}>` |")
+    lines += ["| chapter | bugs killed | measured on | |", "|---|---|---|---|"] + rows + [""]
     return "\n".join(lines) + "\n"
 
 

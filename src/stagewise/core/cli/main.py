@@ -175,7 +175,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"stagewise: run failed: {err}; partial run kept in {err.folder}", file=sys.stderr)
         return EXIT_RUN_FAILED
     print(outcome.folder)
-    return _report_checks(outcome.failures, args.strict)
+    code = _report_checks(outcome.failures, args.strict)
+    from stagewise.core.run.pages import run_summary
+    print("\n".join("stagewise: " + line for line in run_summary(outcome.results)), file=sys.stderr)
+    return code
 
 
 #: The expected time is announced when it is this many times the default's (and above a minute).

@@ -295,11 +295,23 @@ class Run:
         }
 
     def finish(self):
-        """Write results.json and return the checks table for display."""
+        """Write results.json, glue the story page's verdict lines and return the checks table for display.
+
+        Glued for the story page (:mod:`stagewise.core.run.pages`): ``verdict-<label>`` for every statement box of
+        the chapter (the verdict of its rows, linked to them on the verification page; "not checked" when no row
+        names it in this run) and ``verdict-summary``, the counts of the box "Does the theory hold here?"."""
+        from IPython.display import Markdown
+        from stagewise.core.run import pages
         from stagewise.core.run.rundir import write_text_atomic
         faults.point("notebook-finish")
         self.directory.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.directory / "results.json", json.dumps(self.results(), indent=2, default=str))
+        results = self.results()
+        write_text_atomic(self.directory / "results.json", json.dumps(results, indent=2, default=str))
+        rows = checks.rows_of(results)
+        for label in sorted((statement_labels(self.chapter) or {}).keys() | {r["statement"] for r in rows
+                                                                            if r.get("statement")}):
+            _glue(f"verdict-{label}", Markdown(pages.verdict_line(label, rows)))
+        _glue("verdict-summary", Markdown(pages.summary(self.chapter, rows)))
         return self.checks_table()
 
 

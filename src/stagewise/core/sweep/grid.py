@@ -8,6 +8,7 @@ Grid file (YAML mapping)::
       - {alpha: [1e-3, 1e-4], horizon: [50, 80]}
     seeds: 4                       # shorthand for seed: [0, 1, 2, 3]; or a list such as [0, 7]
     ci: [0, 3]                     # optional, atlas files: the points (0-based, in sweep order) CI runs
+    exercises: [...]               # optional, atlas files: the chapter's exercises (stagewise.core.sweep.atlas)
 
 Points are the product of the axes (in file order, ``seeds`` last). Every point goes through the same
 validation as ``stagewise run`` before anything runs, so one bad point refuses the whole sweep.
@@ -22,7 +23,7 @@ from typing import Any
 from stagewise.core.run.parameters import ParameterError, load_parameter_file, shown
 from stagewise.core.run.runner import prepare
 
-RESERVED = ("zip", "seeds", "ci")
+RESERVED = ("zip", "seeds", "ci", "exercises")
 
 
 def _axis_values(name: str, value: Any) -> list[Any]:
