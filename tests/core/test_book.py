@@ -57,6 +57,7 @@ def test_every_chapter_ran_strictly_and_meets_the_results_contract(built_book):
         assert stems and all({".pdf", ".svg", ".png"} <= s for s in stems.values()), chapter.name
         assert all(stem.startswith(chapter.name + "-") for stem in stems)
         assert (folder / f"{chapter.name}.ipynb").exists()
+        assert (folder / "story.ipynb").exists() and (folder / "verification.ipynb").exists()   # its two pages
 
 
 def test_html_pages_render_the_executed_notebooks(built_book):
@@ -65,7 +66,9 @@ def test_html_pages_render_the_executed_notebooks(built_book):
     for chapter in all_chapters():
         page = html / "chapters" / f"{chapter.name}.html"
         text = page.read_text()
-        assert "stagewise-checks" in text, chapter.name          # the checks table is rendered
+        assert "stagewise-checks" not in text, chapter.name      # the checks are on the verification page
+        assert "Checked:" in text and f"verification/{chapter.name}.html#verify-" in text, chapter.name
+        assert "Every row, by the statement it tests" in (html / "verification" / f"{chapter.name}.html").read_text()
         old = (html / "book" / "executed" / chapter.name / f"{chapter.name}.html").read_text()
         assert f'url=../../../chapters/{chapter.name}.html"' in old and "location.hash" in old   # the old address
         assert "Figure" in text and "Theorem" in text or "Algorithm" in text or "Proposition" in text

@@ -1,20 +1,31 @@
-"""Every chapter has the book's one skeleton (README, 'Layout'): notation table, parameters cell,
-one setup cell that starts the run and names its random streams, short cells, one final Checks section."""
+"""Every chapter has the book's one skeleton (README, 'Layout'): one notebook cut into a story page and a
+verification page (cells tagged ``verification``, stagewise.core.run.pages). The story: the question, the
+signature figure, the goals, a collapsed parameters cell, a notation table of symbols, statement boxes that end
+with their verdict, at least three short visible code cells, the box "Does the theory hold here?", a summary,
+answered exercises, further reading. The verification cells: every check, the notation of code names. The landing
+page names the chapters as the sidebar does."""
 import re
 
 import pytest
 
-from stagewise.core.run.registry import all_chapters
+from stagewise.core.run import pages
+from stagewise.core.run.registry import PROJECT_ROOT, all_chapters
+from stagewise.core.run.session import statement_labels
+from stagewise.core.book.shape import LIMITS
 
 CHAPTERS = all_chapters()
+
+
+def _story(nb) -> list:
+    return [c for c in nb.cells if not pages.is_verification(c)]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.name for c in CHAPTERS])
 def test_chapter_follows_the_skeleton(chapter):
     nb = chapter.notebook()
     code = [c for c in nb.cells if c.cell_type == "code"]
-    text = chapter.source.read_text()
-    assert "parameters" in code[0].metadata.get("tags", []), "the parameters cell comes first"
+    assert {"parameters", "hide-cell"} <= set(code[0].metadata.get("tags", [])), \
+        "the parameters cell comes first, collapsed"
     setup = code[1].source
     assert f'stagewise.start("{chapter.name}", globals())' in setup, "the setup cell starts the run"
     assert setup.index("stagewise.start") < min((m.start() for m in re.finditer(r"^from stagewise\.", setup, re.M)),
@@ -25,11 +36,43 @@ def test_chapter_follows_the_skeleton(chapter):
         assert banned not in everything, banned
     assert not re.search(r"^\s*(from stagewise[\w.]* )?import [\w, ]*\bas [A-Z]\b", everything, re.M), \
         "single-capital aliases collide with the mathematics"
-    assert re.search(r"^\|\s*symbol\s*\|\s*code", text, re.M | re.I), "a notation table (symbol | code name | ...)"
-    headings = re.findall(r"^## (.+)$", text, re.M)
-    assert headings.count("Checks") == 1
-    after_checks = text[text.index("\n## Checks"):]
-    assert "run.check" not in text[:text.index("\n## Checks")], "every check sits in the Checks section"
-    assert "run.finish()" in after_checks
+    story = _story(nb)
+    story_code = [c for c in story if c.cell_type == "code"]
+    for c in story_code:
+        assert not re.search(r"\brun\.(check\w*|not_run|empirical|hypothesis)\(", c.source), \
+            "every check sits on the verification page (a cell tagged verification)"
+    assert "run.finish()" in story_code[-1].source, "run.finish() ends the story (it glues the verdicts)"
+    visible = [c for c in story_code if not {"hide-input", "hide-cell", "remove-input", "remove-cell",
+                                             "parameters"} & set(c.metadata.get("tags", []))]
+    short = [c for c in visible if len(c.source.strip().splitlines()) <= LIMITS["code_lines"]]
+    assert len(short) >= LIMITS["visible_code_cells"], "at least three short visible cells show the experiment"
     longest = max(len(c.source.splitlines()) for c in code[1:])
     assert longest <= 30, f"a code cell of {longest} lines"
+    text = "\n".join(c.source for c in story if c.cell_type == "markdown")
+    checks = "\n".join(c.source for c in nb.cells if pages.is_verification(c) and c.cell_type == "markdown")
+    assert re.search(r"^\|\s*symbol\s*\|\s*meaning", text, re.M | re.I), "a notation table of symbols"
+    assert re.search(r"^\|\s*symbol\s*\|\s*code", checks, re.M | re.I), "the code names on the verification page"
+    assert re.search(r":class: goals", text) and re.search(r":class: verdict", text)
+    assert "{glue:md}`verdict-summary`" in text
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    for needed in ("Summary", "Exercises", "Further reading"):
+        assert needed in headings, f"no '## {needed}'"
+    assert len(re.findall(r":class: exercise", text)) >= LIMITS["exercises"]
+    labels = statement_labels(chapter.name)
+    used = re.findall(r"\{glue:md\}`verdict-([\w-]+)`", text)
+    assert used, "statement boxes end with their verdict line"
+    assert not set(used) - set(labels), f"verdict lines of labels that do not exist: {set(used) - set(labels)}"
+
+
+def test_the_landing_page_names_and_links_every_chapter_as_the_sidebar_does():
+    """Each chapter has a card on the landing page, with its title exactly as the chapter's heading (the
+    sidebar's and the PDF outline's), a link, a thumbnail and a one-sentence finding; and the page opens with
+    a figure."""
+    intro = (PROJECT_ROOT / "book" / "intro.md").read_text()
+    cards = re.findall(r":::\{grid-item-card\} (.+)\n:link: chapters/([\w-]+)\n:link-type: doc\n:img-top: (\S+)", intro)
+    assert [(title, name) for title, name, _ in cards] == [(c.title, c.name) for c in CHAPTERS]
+    for _, name, image in cards:
+        assert image.startswith(f"executed/{name}/figures/{name}-") and image.endswith(".png")
+    assert intro.index("```{figure}") < intro.index("## The chapters")
+    for section in ("## Three ways to read", "## What \"checked\" means", "## Cite"):
+        assert section in intro
