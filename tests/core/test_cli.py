@@ -119,6 +119,11 @@ def test_a_sanity_failure_is_reported_apart_and_a_broken_hypothesis_is_not_a_fai
     assert last[-1].startswith("stagewise: summary: theorem rows 1 passed, 0 failed, 1 not run;"), last[-3:]
     assert "no verdict: decay matches (1 - eta)^steps: hypothesis not met: step size below 1 (eta = 0.1; needs " \
            "eta < 1) (change the parameters to meet it" in last[-2], last[-3:]
+    powerless = stagewise("run", "smoke-test", "-p", "broken", "control", "--strict", "--out", str(tmp_path / "c"))
+    assert powerless.returncode == 3 and "theorem check" not in powerless.stderr, powerless.stderr
+    assert "1 row(s) whose control is not rejected (the row cannot tell the theory from the control): decay " \
+           "matches (1 - eta)^steps (control: an exponent 1e-13 short = " in powerless.stderr
+    assert stagewise("run", "smoke-test", "-p", "broken", "control", "--out", str(tmp_path / "c2")).returncode == 0
     assert sanity.stderr.strip().splitlines()[-1].startswith("stagewise: summary:") and \
         "experiment integrity 0 passed, 1 failed" in sanity.stderr
     results = json.loads((tmp_path / "h" / "results.json").read_text())

@@ -261,9 +261,14 @@ def _safe(criterion: Callable[[Any], bool], value: Any) -> bool:
 def failures(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
     """Names of the rows of a results.json ``checks`` list by what they mean for the user:
     ``theorem`` (failed theorem or empirical rows), ``sanity`` (failed consistency rows: a bug of the code),
-    ``not_run`` (no verdict, with the reason: a broken hypothesis, or an empirical claim not shown)."""
-    out: dict[str, list[str]] = {"theorem": [], "sanity": [], "not_run": []}
+    ``not_run`` (no verdict, with the reason: a broken hypothesis, or an empirical claim not shown), ``powerless``
+    (rows that pass while their computed control passes the same criterion: the row has lost its power, a failure
+    under ``--strict``, reported apart)."""
+    out: dict[str, list[str]] = {"theorem": [], "sanity": [], "not_run": [], "powerless": []}
     for c in rows:
+        control = c.get("control") or {}
+        if c.get("passed") is True and control.get("what") != "none" and control.get("failed") is False:
+            out["powerless"].append(f"{c['name']} (control: {control.get('what', '')} = {fmt(control.get('value'))})")
         if c.get("passed") is None:
             out["not_run"].append(f"{c['name']} ({c.get('status', NOT_RUN)}: {c.get('reason', '')})")
         elif not c["passed"]:

@@ -219,7 +219,10 @@ def _report_checks(found: dict[str, list[str]], strict: bool) -> int:
     if found["not_run"]:
         print(f"stagewise: {len(found['not_run'])} row(s) without a verdict: {'; '.join(found['not_run'])}",
               file=sys.stderr)
-    return EXIT_CHECKS_FAILED if strict and (found["theorem"] or found["sanity"]) else 0
+    if found["powerless"]:
+        print(f"stagewise: {len(found['powerless'])} row(s) whose control is not rejected (the row cannot tell "
+              f"the theory from the control): {'; '.join(found['powerless'])}", file=sys.stderr)
+    return EXIT_CHECKS_FAILED if strict and (found["theorem"] or found["sanity"] or found["powerless"]) else 0
 
 
 FORCE_ALL = "\0all"  # --force without a chapter

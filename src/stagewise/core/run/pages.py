@@ -130,6 +130,10 @@ def run_summary(results: dict[str, Any]) -> list[str]:
             f"experiment integrity {sanity['pass']} passed, {sanity['fail']} failed; claims {claims['reproduced']} "
             f"reproduced, {claims['not reproduced']} not reproduced at this budget"
             + (f", {claims['fail']} contradicted" if claims["fail"] else ""))
+    powerless = [r for r in rows if r.get("passed") is True and (r.get("control") or {}).get("failed") is False
+                 and (r.get("control") or {}).get("what") != "none"]
+    if powerless:
+        line += f"; {len(powerless)} passing row(s) whose control is not rejected"
     out = []
     for r in rows:
         if r.get("passed") is None:
