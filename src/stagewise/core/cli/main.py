@@ -175,10 +175,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"stagewise: run failed: {err}; partial run kept in {err.folder}", file=sys.stderr)
         return EXIT_RUN_FAILED
     print(outcome.folder)
-    code = _report_checks(outcome.failures, args.strict)
-    from stagewise.core.run.pages import run_summary
-    print("\n".join("stagewise: " + line for line in run_summary(outcome.results)), file=sys.stderr)
-    return code
+    from stagewise.core.cli.report import report_run
+    return report_run(outcome, args.strict)
 
 
 #: The expected time is announced when it is this many times the default's (and above a minute).
@@ -205,24 +203,6 @@ def _expected_time(chapter, parameters: dict) -> str | None:
     shown = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
     return (f"expected time about {shown} on a 2-core CPU ({seconds / default:.0f}x the default parameters' "
             f"{default:.0f} s); progress bars show the long loops")
-
-
-def _report_checks(found: dict[str, list[str]], strict: bool) -> int:
-    """Theorem failures, sanity failures (a bug of the code, not of a theorem) and rows without a verdict,
-    each on its own line; exit 3 with --strict when anything failed (never for 'not run')."""
-    if found["theorem"]:
-        print(f"stagewise: {len(found['theorem'])} theorem check(s) FAILED: {', '.join(found['theorem'])}",
-              file=sys.stderr)
-    if found["sanity"]:
-        print(f"stagewise: {len(found['sanity'])} sanity row(s) failed (consistency of the code, not a theorem): "
-              f"{', '.join(found['sanity'])}", file=sys.stderr)
-    if found["not_run"]:
-        print(f"stagewise: {len(found['not_run'])} row(s) without a verdict: {'; '.join(found['not_run'])}",
-              file=sys.stderr)
-    if found["powerless"]:
-        print(f"stagewise: {len(found['powerless'])} row(s) whose control is not rejected (the row cannot tell "
-              f"the theory from the control): {'; '.join(found['powerless'])}", file=sys.stderr)
-    return EXIT_CHECKS_FAILED if strict and (found["theorem"] or found["sanity"] or found["powerless"]) else 0
 
 
 FORCE_ALL = "\0all"  # --force without a chapter
