@@ -161,3 +161,40 @@ def test_the_browser_audit_reads_the_result_column():
     from stagewise.core.book import browser
     assert checks.HEADER[checks.RESULT_COLUMN] == "result" and checks.HEADER[checks.STATEMENT_COLUMN] == "statement"
     assert f"r.cells[{checks.RESULT_COLUMN}].innerText" in browser._PAGE_FACTS
+
+
+def test_a_published_finding_binds_at_the_defaults_and_a_contradicted_claim_says_so(tmp_path, monkeypatch):
+    """Published findings are a contract: at the default parameters a claim whose verdict differs from the one in
+    the chapter's front matter (or that has none) is reported as changed; at other parameters it only differs. A
+    claim measured on the opposite side is 'contradicted', not merely 'not reproduced'."""
+    from conftest import FIXTURE_CHAPTERS
+    from stagewise.core.run.parameters import resolve
+    from stagewise.core.run.registry import get_chapter
+    source = (FIXTURE_CHAPTERS / "smoke-test.md").read_text()
+    published = source.replace("stagewise:\n", "stagewise:\n  published:\n    rank grows: reproduced\n"
+                                               "    rank is low: reproduced\n", 1)
+    (tmp_path / "smoke-test.md").write_text(published)
+    monkeypatch.setenv("STAGEWISE_EXTRA_CHAPTERS", str(tmp_path))
+    spec = get_chapter("smoke-test")
+    run = Run("smoke-test", resolve(spec.parameters, {}, spec.name), torch.device("cpu"), tmp_path)
+    run.empirical("rank grows", -0.3, 0.0, checks.above(0.0), relation=">=", statement="prop-smoke-decay",
+                  reason="slope -0.3 (interval [-0.4, -0.2])", contradicted=checks.below(-0.1))
+    run.empirical("rank is low", 0.2, 0.5, checks.below(0.5), relation="<=", statement="prop-smoke-decay",
+                  control=run.control("one step", gd_error, 0.5, 1, 3))
+    results = run.results()
+    assert [c["status"] for c in results["claims"]] == ["contradicted", "pass"]
+    found = run.findings(results)
+    assert found["at_defaults"] and found["changed"] == [{"name": "rank grows", "published": "reproduced",
+                                                          "measured": "contradicted"}]
+    other = Run("smoke-test", {**run.parameters, "eta": 0.2}, torch.device("cpu"), tmp_path)
+    other.checks = run.checks
+    assert not other.findings(results)["at_defaults"]
+    (tmp_path / "smoke-test.md").write_text(published.replace("rank grows: reproduced", "rank grows: contradicted"))
+    spec.__dict__.pop("front_matter", None)
+    from stagewise.core.run.registry import get_chapter as fresh
+    fresh.cache_clear() if hasattr(fresh, "cache_clear") else None
+    assert Run("smoke-test", run.parameters, torch.device("cpu"), tmp_path).findings(results)["changed"] == []
+    from stagewise.core.run import pages
+    assert "1 contradicted" in pages.verdict_text(results["claims"])
+    with pytest.raises(ValueError, match="only an empirical claim"):
+        checks.Check("x", 1, 1, True, kind=checks.EMPIRICAL, contradicted=True)

@@ -105,9 +105,14 @@ def plan(chapters: list[Chapter] | None = None, force: bool | list[str] = False)
 
 
 def failed_checks(chapter: Chapter) -> list[str]:
+    """The chapter's failed rows, and its published findings that the book's execution (at the default
+    parameters) no longer shows: the book cannot change a conclusion silently."""
     results = json.loads((executed_dir() / chapter.name / "results.json").read_text())
     from stagewise.core.checks.rows import failed, rows_of
-    return failed(rows_of(results))
+    findings = results.get("findings") or {}
+    changed = [f"{f['name']} (published {f['published']!r}, measured {f['measured']!r})"
+               for f in findings.get("changed", [])] if findings.get("at_defaults") else []
+    return failed(rows_of(results)) + changed
 
 
 def render_html(strict: bool = True) -> float:

@@ -41,6 +41,8 @@ from stagewise.core.checks.tables import markdown_lines
 THEOREM, SANITY, EMPIRICAL = "theorem", "sanity", "empirical"
 KINDS = (THEOREM, SANITY, EMPIRICAL)
 PASS, FAIL, NOT_RUN, NOT_REPRODUCED = "pass", "fail", "not run", "not reproduced at this budget"
+#: An empirical claim whose measurement lies on the opposite side of the claim (its interval excludes it).
+CONTRADICTED = "contradicted"
 
 
 #: How a row's measured value must relate to its tolerance; shown in the table's tolerance column.
@@ -167,12 +169,15 @@ class Check:
     relation: str = ""        # how value must relate to tolerance (RELATIONS)
     statement: str = ""       # the label of the statement the row tests (a prf label or a (target)=)
     statement_title: str = "" # how the table names it (kind and title, from the chapter source)
+    contradicted: bool = False  # an empirical claim without a verdict whose measurement says the opposite
 
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"check kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
         if self.passed is None and not self.reason:
             raise ValueError(f"check {self.name!r}: a row without a verdict must say why (reason)")
+        if self.contradicted and (self.kind != EMPIRICAL or self.passed is not None):
+            raise ValueError(f"check {self.name!r}: only an empirical claim without a verdict can be contradicted")
         if self.relation and self.relation not in RELATIONS:
             raise ValueError(f"check {self.name!r}: relation must be one of {', '.join(RELATIONS)}, "
                              f"got {self.relation!r}")
@@ -180,7 +185,7 @@ class Check:
     @property
     def status(self) -> str:
         if self.passed is None:
-            return NOT_REPRODUCED if self.kind == EMPIRICAL else NOT_RUN
+            return CONTRADICTED if self.contradicted else NOT_REPRODUCED if self.kind == EMPIRICAL else NOT_RUN
         return PASS if self.passed else FAIL
 
     @property

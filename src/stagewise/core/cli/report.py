@@ -29,5 +29,13 @@ def report_run(outcome, strict: bool) -> int:
     """Report a finished run (its failures, then one summary line); the exit status."""
     from stagewise.core.run.pages import run_summary
     code = report_checks(outcome.failures, strict)
+    findings = outcome.results.get("findings") or {}
+    for f in findings.get("changed", []):
+        where = ("a published finding changed" if findings.get("at_defaults")
+                 else "differs from the published finding (these are not the default parameters: not a failure)")
+        print(f"stagewise: {where}: {f['name']}: published {f['published']!r}, this run {f['measured']!r}",
+              file=sys.stderr)
+    if strict and findings.get("at_defaults") and findings.get("changed"):
+        code = EXIT_CHECKS_FAILED
     print("\n".join("stagewise: " + line for line in run_summary(outcome.results)), file=sys.stderr)
     return code

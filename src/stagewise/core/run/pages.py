@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from stagewise.core.checks.rows import EMPIRICAL, FAIL, NOT_REPRODUCED, NOT_RUN, PASS, RELATIONS, SANITY, fmt
+from stagewise.core.checks.rows import CONTRADICTED, EMPIRICAL, FAIL, PASS, RELATIONS, SANITY, fmt
 
 TAG = "verification"
 STORY_NAME, VERIFICATION_NAME = "story.ipynb", "verification.ipynb"
@@ -54,11 +54,12 @@ def is_verification(cell: dict[str, Any]) -> bool:
 # -- verdicts ---------------------------------------------------------------------------------------------
 
 def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:
-    out = {"pass": 0, "fail": 0, "not run": 0, "reproduced": 0, "not reproduced": 0}
+    out = {"pass": 0, "fail": 0, "not run": 0, "reproduced": 0, "not reproduced": 0, "contradicted": 0}
     for r in rows:
         status = r.get("status")
         if r.get("kind") == EMPIRICAL:
-            out["reproduced" if status == PASS else "fail" if status == FAIL else "not reproduced"] += 1
+            out["reproduced" if status == PASS else "fail" if status == FAIL
+                else "contradicted" if status == CONTRADICTED else "not reproduced"] += 1
         else:
             out[{PASS: "pass", FAIL: "fail"}.get(status, "not run")] += 1
     return out
@@ -82,6 +83,8 @@ def verdict_text(rows: list[dict[str, Any]]) -> str:
         parts.append(_plural(n["reproduced"], "claim reproduced", "claims reproduced"))
     if n["not reproduced"]:
         parts.append(f"{n['not reproduced']} not reproduced at this budget")
+    if n["contradicted"]:
+        parts.append(f"{n['contradicted']} contradicted")
     return ", ".join(parts) or "no rows"
 
 
@@ -107,7 +110,8 @@ def summary(chapter: str, rows: list[dict[str, Any]]) -> str:
     if claims:
         lines.append(f"**Claims from the paper's experiments:** {c['reproduced']} of {len(claims)} reproduced"
                      + (f", {c['not reproduced']} not reproduced at this budget" if c["not reproduced"] else "")
-                     + (f", **{c['fail']} contradicted**" if c["fail"] else "") + ".")
+                     + (f", **{c['contradicted']} contradicted** (measured on the opposite side of the claim)"
+                        if c["contradicted"] else "") + ".")
         missing = [r["name"] for r in claims if r.get("status") != PASS]
         if missing:
             lines.append("Not reproduced here: " + "; ".join(escape(m) for m in missing) + ".")
@@ -129,7 +133,7 @@ def run_summary(results: dict[str, Any]) -> list[str]:
     line = (f"summary: theorem rows {theorem['pass']} passed, {theorem['fail']} failed, {theorem['not run']} not run; "
             f"experiment integrity {sanity['pass']} passed, {sanity['fail']} failed; claims {claims['reproduced']} "
             f"reproduced, {claims['not reproduced']} not reproduced at this budget"
-            + (f", {claims['fail']} contradicted" if claims["fail"] else ""))
+            + (f", {claims['contradicted']} contradicted" if claims["contradicted"] else ""))
     powerless = [r for r in rows if r.get("passed") is True and (r.get("control") or {}).get("failed") is False
                  and (r.get("control") or {}).get("what") != "none"]
     if powerless:

@@ -197,19 +197,40 @@ class Run:
         raise KeyError(f"no hypothesis named {name!r} was recorded")
 
     def empirical(self, name: str, value: Any, tolerance: Any, reproduced, detail: str = "", *,
-                  relation: str, statement: str, control: Any = None, reason: str = "") -> None:
+                  relation: str, statement: str, control: Any = None, reason: str = "",
+                  contradicted=None) -> None:
         """An empirical claim of the paper (not a theorem): 'reproduced' or, when this run's budget does not
         show it, 'not reproduced at this budget' (no verdict, never a failure); ``reason`` says what was
         measured. ``reproduced`` is a criterion (a function of the value, which also judges ``control``) or a
-        computed bool (then no computed control)."""
+        computed bool (then no computed control). ``contradicted``, a criterion of the value (the interval on the
+        opposite side of the claim), makes a claim that is not reproduced 'contradicted'.
+
+        At the chapter's default parameters each claim's verdict is a published finding (``published:`` in the
+        chapter's front matter): :meth:`finish` compares, and a run that changes one fails ``--strict``."""
         plain = _plain(value)
         shown, made = checks.verdict(reproduced, plain, control, name, row="claim")
         if made is not None:
             checks.refuse_control(made, name, plain, self.checks)
+        opposite = bool(not shown and callable(contradicted) and checks._safe(contradicted, plain))
         why = "" if shown else (reason or "the effect is not above its noise in this run")
         self.checks.append(checks.Check(name, plain, _plain(tolerance), True if shown else None, detail,
                                         checks.EMPIRICAL, made, why, relation, statement,
-                                        self._statement_title(statement, name)))
+                                        self._statement_title(statement, name), opposite))
+
+    def findings(self, results: dict[str, Any]) -> dict[str, Any]:
+        """The claims' verdicts against the chapter's published ones (front matter ``published:``, claim name ->
+        'reproduced', 'not reproduced at this budget' or 'contradicted'): ``at_defaults`` (only there do they
+        bind), ``changed`` (each claim whose verdict differs, or that one side lacks)."""
+        from stagewise.core.run.parameters import resolve
+        spec = get_chapter(self.chapter)
+        published = dict(spec.front_matter.get("published") or {})
+        defaults = resolve(spec.parameters, {}, spec.name)
+        at_defaults = all(self.parameters.get(k) == v for k, v in defaults.items() if k != "device")
+        measured = {c["name"]: ("reproduced" if c["status"] == checks.PASS else c["status"])
+                    for c in results["claims"]}
+        changed = [{"name": n, "published": published.get(n, "none"), "measured": measured.get(n, "none")}
+                   for n in sorted(set(published) | set(measured)) if published.get(n) != measured.get(n)]
+        return {"at_defaults": at_defaults, "published": published, "changed": changed}
 
     def checks_table(self) -> checks.ChecksTable:
         """The table of checks, as shown in the chapter (HTML; Markdown for other outputs)."""
@@ -306,6 +327,7 @@ class Run:
         faults.point("notebook-finish")
         self.directory.mkdir(parents=True, exist_ok=True)
         results = self.results()
+        results["findings"] = self.findings(results)
         write_text_atomic(self.directory / "results.json", json.dumps(results, indent=2, default=str))
         rows = checks.rows_of(results)
         for label in sorted((statement_labels(self.chapter) or {}).keys() | {r["statement"] for r in rows
