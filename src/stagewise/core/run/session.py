@@ -5,7 +5,6 @@ A chapter begins with ``run = stagewise.start("<chapter>", globals())`` right af
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 import os
@@ -30,6 +29,7 @@ from stagewise.core.run.provenance import code_fingerprint, git_state, versions
 from stagewise.core.run.results_schema import SCHEMA_VERSION
 
 from stagewise.core.run.rundir import PROGRESS_TTY_ENV, RUN_DIR_ENV  # noqa: E402 - re-exported
+from stagewise.core.run.labels import statement_labels  # noqa: E402,F401 - re-exported
 
 
 def _plain(value: Any) -> Any:
@@ -218,19 +218,9 @@ class Run:
                                         self._statement_title(statement, name), opposite))
 
     def findings(self, results: dict[str, Any]) -> dict[str, Any]:
-        """The claims' verdicts against the chapter's published ones (front matter ``published:``, claim name ->
-        'reproduced', 'not reproduced at this budget' or 'contradicted'): ``at_defaults`` (only there do they
-        bind), ``changed`` (each claim whose verdict differs, or that one side lacks)."""
-        from stagewise.core.run.parameters import resolve
-        spec = get_chapter(self.chapter)
-        published = dict(spec.front_matter.get("published") or {})
-        defaults = resolve(spec.parameters, {}, spec.name)
-        at_defaults = all(self.parameters.get(k) == v for k, v in defaults.items() if k != "device")
-        measured = {c["name"]: ("reproduced" if c["status"] == checks.PASS else c["status"])
-                    for c in results["claims"]}
-        changed = [{"name": n, "published": published.get(n, "none"), "measured": measured.get(n, "none")}
-                   for n in sorted(set(published) | set(measured)) if published.get(n) != measured.get(n)]
-        return {"at_defaults": at_defaults, "published": published, "changed": changed}
+        """The claims' verdicts against the chapter's published ones (:func:`stagewise.core.run.findings.compare`)."""
+        from stagewise.core.run import findings
+        return findings.compare(get_chapter(self.chapter), self.parameters, results["claims"])
 
     def checks_table(self) -> checks.ChecksTable:
         """The table of checks, as shown in the chapter (HTML; Markdown for other outputs)."""
@@ -335,47 +325,6 @@ class Run:
             _glue(f"verdict-{label}", Markdown(pages.verdict_line(label, rows)))
         _glue("verdict-summary", Markdown(pages.summary(self.chapter, rows)))
         return self.checks_table()
-
-
-def statement_labels(chapter: str) -> dict[str, str] | None:
-    """The labels a row may name in a registered chapter, each with how the table shows it: a sphinx-proof
-    box (``:::{prf:theorem} Title`` and ``:label: thm-x``: "Theorem: Title") or a target ``(sec-x)=`` before
-    a heading (the heading). None for a chapter that is not registered."""
-    from stagewise.core.run.registry import UnknownChapterError
-    try:
-        source = get_chapter(chapter).source
-    except UnknownChapterError:
-        return None
-    return _labels_of(str(source), source.stat().st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=32)
-def _labels_of(path: str, mtime_ns: int) -> dict[str, str]:
-    import re
-    text = Path(path).read_text()
-    labels, box, target = {}, None, None
-    for line in text.splitlines():
-        opened = re.match(r"^:{3,}\{prf:(\w+)\}\s*(.*)$", line) or re.match(r"^`{3,}\{prf:(\w+)\}\s*(.*)$", line)
-        if opened:
-            title = re.sub(r"\$([^$]*)\$", lambda m: m.group(1).replace("\\", ""), opened.group(2).strip())
-            box = opened.group(1).capitalize() + (f": {title}" if title else "")
-            continue
-        found = re.match(r"^:label:\s*(\S+)", line)
-        if found and box:
-            labels[found.group(1)] = box
-            box = None
-            continue
-        found = re.match(r"^\(([\w-]+)\)=\s*$", line)
-        if found:
-            target = found.group(1)
-            continue
-        if target and line.startswith("#"):
-            labels[target] = line.lstrip("#").strip()
-            target = None
-        elif target and line.strip():
-            labels[target] = target
-            target = None
-    return labels
 
 
 _TERMINAL: list = []
