@@ -147,6 +147,24 @@ def test_no_page_holds_a_process_word(built_book):
         ["research note", "until this revision"]                       # control: the list finds them
 
 
+def test_figures_are_sharp_on_a_high_dpi_screen(built_book):
+    """Every figure of a story page carries at least two image pixels per CSS pixel at 1366 x 768 (retina PNGs);
+    control: an image shown at its natural size has one."""
+    _need_chromium()
+    ratios = {}
+    with browser.serve(HTML) as base_url, browser.chromium() as chromium:
+        context = chromium.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        for chapter in all_chapters():
+            browser._open(page, base_url + f"chapters/{chapter.name}.html")
+            ratios[chapter.name] = page.evaluate(
+                "() => [...document.querySelectorAll('main figure img, main div.cell_output img')]"
+                ".filter(i => i.clientWidth > 100).map(i => i.naturalWidth / i.clientWidth)")
+        context.close()
+    soft = {name: [round(r, 2) for r in found if r < 1.9] for name, found in ratios.items()}
+    assert all(ratios.values()) and not any(soft.values()), soft
+
+
 def test_screenshots_are_saved_per_page(page_reports):
     from PIL import Image
     for path in page_reports:

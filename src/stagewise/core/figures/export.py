@@ -15,9 +15,18 @@ STYLE = styles.resolve("book").rc
 
 
 def use_style() -> None:
-    """The book's style for figures drawn without a render function (Matplotlib's global rcParams)."""
+    """The book's style for figures drawn without a render function (Matplotlib's global rcParams); in a
+    notebook kernel, figures are shown at twice their CSS size (``retina``), so that they stay sharp on high-DPI
+    screens at the page's column width."""
     import matplotlib as mpl
     mpl.rcParams.update(STYLE)
+    try:
+        from IPython import get_ipython
+        if get_ipython() is not None:
+            from matplotlib_inline.backend_inline import set_matplotlib_formats
+            set_matplotlib_formats("retina")
+    except ImportError:  # outside a notebook's environment there is nothing to show
+        pass
 
 
 class ForeignFile(FileExistsError):
