@@ -148,6 +148,7 @@ html, body { background: #fff !important; }
 img.only-light { display: inline !important; }
 details.above-input, details.below-input, .cell_input { display: none; }
 pre, table, div.cell_input, div.highlight, figure { page-break-inside: avoid; }
+h1, h2, h3, h4 { break-after: avoid; page-break-after: avoid; break-inside: avoid; }
 """
 
 
