@@ -163,18 +163,16 @@ def test_the_browser_audit_reads_the_result_column():
     assert f"r.cells[{checks.RESULT_COLUMN}].innerText" in browser._PAGE_FACTS
 
 
-def test_a_published_finding_binds_at_the_defaults_and_a_contradicted_claim_says_so(tmp_path, monkeypatch):
+def test_a_published_finding_binds_at_the_defaults_and_a_contradicted_claim_says_so(tmp_path, monkeypatch,
+                                                                                      fixture_chapters):
     """Published findings are a contract: at the default parameters a claim whose verdict differs from the one in
-    the chapter's front matter (or that has none) is reported as changed; at other parameters it only differs. A
-    claim measured on the opposite side is 'contradicted', not merely 'not reproduced'."""
-    from conftest import FIXTURE_CHAPTERS
+    book/published/<chapter>.yaml (or that has none) is reported as changed; at other parameters it only differs.
+    A claim measured on the opposite side is 'contradicted', not merely 'not reproduced'."""
+    from stagewise.core.run import findings
     from stagewise.core.run.parameters import resolve
     from stagewise.core.run.registry import get_chapter
-    source = (FIXTURE_CHAPTERS / "smoke-test.md").read_text()
-    published = source.replace("stagewise:\n", "stagewise:\n  published:\n    rank grows: reproduced\n"
-                                               "    rank is low: reproduced\n", 1)
-    (tmp_path / "smoke-test.md").write_text(published)
-    monkeypatch.setenv("STAGEWISE_EXTRA_CHAPTERS", str(tmp_path))
+    monkeypatch.setattr(findings, "PUBLISHED_DIR", tmp_path)
+    (tmp_path / "smoke-test.yaml").write_text("rank grows: reproduced\nrank is low: reproduced\n")
     spec = get_chapter("smoke-test")
     run = Run("smoke-test", resolve(spec.parameters, {}, spec.name), torch.device("cpu"), tmp_path)
     run.empirical("rank grows", -0.3, 0.0, checks.above(0.0), relation=">=", statement="prop-smoke-decay",
@@ -187,13 +185,11 @@ def test_a_published_finding_binds_at_the_defaults_and_a_contradicted_claim_says
     assert found["at_defaults"] and found["changed"] == [{"name": "rank grows", "published": "reproduced",
                                                           "measured": "contradicted"}]
     other = Run("smoke-test", {**run.parameters, "eta": 0.2}, torch.device("cpu"), tmp_path)
-    other.checks = run.checks
     assert not other.findings(results)["at_defaults"]
-    (tmp_path / "smoke-test.md").write_text(published.replace("rank grows: reproduced", "rank grows: contradicted"))
-    spec.__dict__.pop("front_matter", None)
-    from stagewise.core.run.registry import get_chapter as fresh
-    fresh.cache_clear() if hasattr(fresh, "cache_clear") else None
-    assert Run("smoke-test", run.parameters, torch.device("cpu"), tmp_path).findings(results)["changed"] == []
+    (tmp_path / "smoke-test.yaml").write_text("rank grows: contradicted\nrank is low: reproduced\n")
+    assert run.findings(results)["changed"] == []                     # a deliberate change: the file says so
+    (tmp_path / "smoke-test.yaml").unlink()
+    assert [f["name"] for f in run.findings(results)["changed"]] == ["rank grows", "rank is low"]   # none stated
     from stagewise.core.run import pages
     assert "1 contradicted" in pages.verdict_text(results["claims"])
     with pytest.raises(ValueError, match="only an empirical claim"):

@@ -109,9 +109,10 @@ def failed_checks(chapter: Chapter) -> list[str]:
     parameters) no longer shows: the book cannot change a conclusion silently."""
     results = json.loads((executed_dir() / chapter.name / "results.json").read_text())
     from stagewise.core.checks.rows import failed, rows_of
-    findings = results.get("findings") or {}
+    from stagewise.core.run import findings as published
+    found = published.compare(chapter, results.get("parameters", {}), results.get("claims", []))
     changed = [f"{f['name']} (published {f['published']!r}, measured {f['measured']!r})"
-               for f in findings.get("changed", [])] if findings.get("at_defaults") else []
+               for f in found["changed"]] if found["at_defaults"] else []
     return failed(rows_of(results)) + changed
 
 

@@ -205,8 +205,8 @@ class Run:
         computed bool (then no computed control). ``contradicted``, a criterion of the value (the interval on the
         opposite side of the claim), makes a claim that is not reproduced 'contradicted'.
 
-        At the chapter's default parameters each claim's verdict is a published finding (``published:`` in the
-        chapter's front matter): :meth:`finish` compares, and a run that changes one fails ``--strict``."""
+        At the chapter's default parameters each claim's verdict is a published finding
+        (``book/published/<chapter>.yaml``): :meth:`finish` compares, and a run that changes one fails ``--strict``."""
         plain = _plain(value)
         shown, made = checks.verdict(reproduced, plain, control, name, row="claim")
         if made is not None:
