@@ -88,12 +88,18 @@ def verdict_text(rows: list[dict[str, Any]]) -> str:
     return ", ".join(parts) or "no rows"
 
 
-def verdict_line(label: str, rows: list[dict[str, Any]]) -> str:
+def link(chapter: str, anchor: str = "") -> str:
+    """The verification page of ``chapter`` (at ``anchor``) from its story page, as a plain relative URL: the
+    story's glued verdicts are CommonMark, where no Sphinx role is parsed (the browser test follows every link)."""
+    return f"../verification/{chapter}.html" + (f"#{anchor}" if anchor else "")
+
+
+def verdict_line(label: str, rows: list[dict[str, Any]], chapter: str = "") -> str:
     """The last line of a statement box on the story page: the verdict of its rows, linked to them."""
     mine = [r for r in rows if r.get("statement") == label and r.get("kind") != SANITY]
     if not mine:
         return "*Not checked in this run.*"
-    return f"**Checked:** {verdict_text(mine)} ({{ref}}`the rows <{statement_target(label)}>`)."
+    return f"**Checked:** {verdict_text(mine)} ([the rows]({link(chapter, statement_target(label))}))."
 
 
 def summary(chapter: str, rows: list[dict[str, Any]]) -> str:
@@ -118,7 +124,7 @@ def summary(chapter: str, rows: list[dict[str, Any]]) -> str:
     if sanity:
         lines.append(f"**Experiment integrity:** {s['pass']} of {len(sanity)} rows pass"
                      + (f", **{s['fail']} fail**" if s["fail"] else "") + ".")
-    lines.append(f"Every row, its tolerance and its control: {{ref}}`the verification page <{target(chapter)}>`.")
+    lines.append(f"Every row, its tolerance and its control: [the verification page]({link(chapter)}).")
     return "\n\n".join(lines)
 
 
@@ -173,8 +179,17 @@ def _row_item(r: dict[str, Any]) -> str:
     return text
 
 
+_BOX = re.compile(r"^(Theorem|Lemma|Proposition|Corollary|Definition|Assumption|Conjecture|Algorithm|Remark|"
+                  r"Observation|Example|Property|Axiom|Criterion|Proof)\b")
+
+
 def _group_heading(label: str, titles: dict[str, str]) -> str:
     return escape(titles.get(label, label))
+
+
+def statement_ref(label: str, titles: dict[str, str]) -> str:
+    """A link to the statement: ``{prf:ref}`` for a box, ``{ref}`` for a section target."""
+    return f"{{prf:ref}}`{label}`" if _BOX.match(titles.get(label, "")) else f"{{ref}}`{label}`"
 
 
 def row_sections(chapter: str, results: dict[str, Any], titles: dict[str, str]) -> list[str]:
@@ -194,7 +209,7 @@ def row_sections(chapter: str, results: dict[str, Any], titles: dict[str, str]) 
     for label in order:
         mine = [r for r in rows if r.get("statement") == label and r.get("kind") != SANITY]
         lines += [f"({statement_target(label)})=", f"### {_group_heading(label, titles)}", "",
-                  f"Statement: {{prf:ref}}`{label}` on the chapter's page. Verdict: {verdict_text(mine)}.", ""]
+                  f"Statement: {statement_ref(label, titles)} on the chapter's page. Verdict: {verdict_text(mine)}.", ""]
         lines += [_row_item(r) for r in mine] + [""]
     unlabelled = [r for r in rows if r.get("kind") != SANITY and not r.get("statement")]
     if unlabelled:
@@ -226,7 +241,7 @@ def head_lines(chapter: str, title: str, results: dict[str, Any]) -> list[str]:
             "never recomputed. It holds every check with its tolerance and control, the derivations of the "
             "tolerances, the hypotheses the run tested and the claims of the paper's experiments.", "",
             summary(chapter, rows).replace(
-                f"Every row, its tolerance and its control: {{ref}}`the verification page <{target(chapter)}>`.", ""),
+                f"Every row, its tolerance and its control: [the verification page]({link(chapter)}).", ""),
             ""]
 
 

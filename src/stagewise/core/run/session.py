@@ -322,7 +322,7 @@ class Run:
         rows = checks.rows_of(results)
         for label in sorted((statement_labels(self.chapter) or {}).keys() | {r["statement"] for r in rows
                                                                             if r.get("statement")}):
-            _glue(f"verdict-{label}", Markdown(pages.verdict_line(label, rows)))
+            _glue(f"verdict-{label}", Markdown(pages.verdict_line(label, rows, self.chapter)))
         _glue("verdict-summary", Markdown(pages.summary(self.chapter, rows)))
         return self.checks_table()
 
