@@ -40,15 +40,20 @@ def every_figure():
         "whitened": (figures.whitened, figure_data.whitened(white)),
         "jump": (figures.jump, figure_data.jump(whitened_experiments.jump_rates(sw, [2, 4], white), white)),
         "noise": (figures.noise, figure_data.noise(lngd, noise_experiments.pure_noise_sde(5, 100, 1, 2))),
+        "signature": (figures.signature, figure_data.signature(white, gamma_sweep.gamma_sweep(
+            [p], [0.01, 1.0], 0.02, 4.0, keep=[True, True]), sig, [0.01, 1.0], 10)),
+        "signature_no_sweep": (figures.signature, figure_data.signature(white, None, sig, [0.01, 1.0], 10)),
         "relu": (figures.relu, figure_data.relu(relu_teacher.teacher_student(10, 5, 20, [1e-4, 1.0], 0, 1, 0.05,
                                                                              200, 50))),
         "sigma_star": sig}
 
 
 @pytest.mark.parametrize("preset", PRESETS)
-@pytest.mark.parametrize("name", ["fig1a", "fig4", "spectrum", "mirror", "whitened", "jump", "noise", "relu"])
+@pytest.mark.parametrize("name", ["fig1a", "fig4", "spectrum", "mirror", "whitened", "jump", "noise", "relu",
+                                  "signature", "signature_no_sweep"])
 def test_every_figure_draws_from_its_sidecar_in_every_style(every_figure, name, preset):
-    """Figs. 1a, 4, spectrum, mirror, whitened, jump, noise and relu: drawn from the sidecar's arrays and values,
+    """Figs. 1a, 4, spectrum, mirror, whitened, jump, noise, relu and the signature (with and without the sweep):
+    drawn from the sidecar's arrays and values,
     with no text under the preset's minimum and, on the dark preset, every text legible."""
     render, figure = every_figure[name]
     fig, style = _draw(render, figure, preset)
@@ -68,6 +73,8 @@ def test_the_closed_forms_are_in_the_data(every_figure):
     jump = every_figure["jump"][1]
     assert jump["closed"].shape == (2, 600, 2) and set(np.unique(jump["jump"])) <= {0.0, 1.0, 2.0, 1 / 3, 0.4}
     assert every_figure["noise"][1]["sde"]["ratio"].shape[1] == 3
+    fig1a = every_figure["fig1a"][1]["panels"]["p0"]
+    assert (fig1a["t"] > 0).all() and np.all(np.diff(fig1a["t"]) > 0)       # the log time axis: t > 0, increasing
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():

@@ -1,5 +1,5 @@
 """Mirror-flow experiments (stagewise.linear_riccati.mirror_experiments): Theorem 3.2(a) along the beta-ODE
-(thm-linear-riccati-mirror) and the k = 1 flow with Lemma C.8 (thm-linear-riccati-mirror-k1)."""
+(thm-linear-riccati-mirror) and the k = 1 flow with Lemma C.8 (thm-linear-riccati-mirror, part (b))."""
 import numpy as np
 import pytest
 import torch

@@ -1,5 +1,5 @@
 """Mirror flows (stagewise.linear_riccati.mirror_flow): Theorem 3.2(a) with the corrected potential
-(thm-linear-riccati-mirror, erratum 1) and the k = 1 flow with Lemma C.8 (thm-linear-riccati-mirror-k1)."""
+(thm-linear-riccati-mirror, erratum 1) and the k = 1 flow with Lemma C.8 (thm-linear-riccati-mirror, part (b))."""
 import numpy as np
 import torch
 

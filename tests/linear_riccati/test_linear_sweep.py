@@ -190,3 +190,34 @@ def test_short_horizon_control_of_the_gap_ratio():
     hz = training_horizon.horizon_from_data(probs, gammas, target=1e-10)
     assert 3.0 < gamma_sweep.gamma_sweep(probs, gammas, 0.02, hz.T).gap_ratio < 5.0
     assert abs(gamma_sweep.short_horizon_ratio(probs, gammas, 0.02, hz.T, None, "gap") - 1) < 0.2
+
+
+def test_sweep_keeps_only_the_stable_pairs():
+    """GD stability is a hypothesis per (data set, gamma): the sweep runs only the pairs marked stable (``keep``),
+    batch elements and first-order marks restricted alike, and each remembers its data set."""
+    gen = torch.Generator().manual_seed(3)
+    probs = [data.make_regression(3, 5, 2, gen) for _ in range(2)]
+    keep = np.array([True, True, False, True, False, True])
+    res = gamma_sweep.gamma_sweep(probs, [0.01, 0.3, 3.0], 0.02, 60.0, first_order=[True] * 6, keep=keep)
+    assert res.coarse.beta_err.shape == (4,) and list(res.G) == [0.01, 0.3, 0.01, 3.0]
+    assert list(res.data_set) == [0, 0, 1, 1] and res.sel.shape == (4,)
+    full = gamma_sweep.gamma_sweep(probs, [0.01, 0.3, 3.0], 0.02, 60.0)
+    np.testing.assert_allclose(res.coarse.beta_err, full.coarse.beta_err[keep], rtol=0, atol=1e-14)
+
+
+def test_near_controls_of_the_loss_and_gap_rows():
+    """Thm 3.1 (thm-linear-riccati-main) and Prop. varopt: the loss one record before it first meets a tolerance is
+    above it (the nearest miss on the time axis); the objective at eta against the drift at eta/2 is about four
+    times the row's value (the drift is first order, the excess second order), above the tolerance 2 where the
+    bound is tight (large gamma)."""
+    gen = torch.Generator().manual_seed(5)
+    probs = [data.make_regression(3, 5, 2, gen)]
+    hz = training_horizon.horizon_from_data(probs, [0.01, 10.0], target=1e-10)
+    res = gamma_sweep.gamma_sweep(probs, [0.01, 10.0], 0.02, hz.T)
+    tol = 1e-16
+    near = gd_limit.loss_before_tolerance(res, tol)
+    assert res.loss_max <= tol < near and 0 < gd_limit.tolerance_time(res, tol) < 1
+    assert gd_limit.loss_at(res, gd_limit.tolerance_time(res, tol)) <= tol
+    row, mixed = objective_31.gap_vs_drift_max(res), objective_31.gap_vs_drift_steps_mixed(res)
+    assert row <= 2.0 < mixed and 3.0 < mixed / row < 6.0
+    assert corollary_31.global_bound_bottom(res) > 0

@@ -18,24 +18,27 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
                                     ``reduction.invariant_along_flow`` (Lemma 3.2 and Lemma C.10); GD drift in
                                     ``gamma_sweep.gamma_sweep``, ``gd_limit.drift_ratio``
 ``thm-linear-riccati-main``         ``implicit_bias.objective`` (Theorem 3.1, objective (3.1)),
-                                    ``gamma_sweep.gamma_sweep``, ``gd_limit.beta_error``, ``gd_limit.loss_at``,
+                                    ``gamma_sweep.gamma_sweep`` (the stable (data set, gamma) pairs only),
+                                    ``gd_limit.beta_error``, ``gd_limit.loss_at``, ``gd_limit.loss_before_tolerance``
+                                    (near control),
                                     ``training_horizon.final_rate``, ``training_horizon.horizon_from_data`` (horizon
                                     from the drawn data)
 ``thm-linear-riccati-cor``          ``implicit_bias.corollary_spectrum``, ``implicit_bias.drift_bounds``,
                                     ``initialization.gaussian_init``, ``hidden_spectrum.gaussian_runs``,
                                     ``hidden_spectrum.hidden_spectrum`` (Corollary 3.1; gamma_eff; Figs. 1a and 4),
                                     ``gamma_sweep.gamma_sweep``, ``corollary_31.cor_vs_drift``,
-                                    ``corollary_31.cor_relative`` (per gamma, relative)
+                                    ``corollary_31.cor_relative`` (per gamma, relative),
+                                    ``corollary_31.global_bound_bottom``
 ``thm-linear-riccati-varopt``       ``implicit_bias.variational_value``, ``implicit_bias.variational_numeric``,
                                     ``variational_certificate.variational_certificate``,
                                     ``variational_certificate.variational_gap``, ``objective_31.gap_vs_drift``,
                                     ``objective_31.gap_relative``, ``objective_31.limit_gap`` (per gamma; the limit
-                                    of I_gamma/2)
+                                    of I_gamma/2), ``objective_31.gap_vs_drift_steps_mixed`` (near control)
 ``thm-linear-riccati-mirror``       ``mirror_flow.mirror_grad``, ``mirror_flow.mirror_grad_paper``,
                                     ``gradient_flow.beta_ode_field``, ``gradient_flow.beta_flow``,
                                     ``gradient_flow.singular_value_trajectories`` (Theorem 3.2(a)),
                                     ``mirror_experiments.mirror_identity``
-``thm-linear-riccati-mirror-k1``    ``mirror_flow.psi_k1``, ``mirror_flow.rate_bound_k1``, ``mirror_flow.dual_flow_k1``
+    (part (b))                      ``mirror_flow.psi_k1``, ``mirror_flow.rate_bound_k1``, ``mirror_flow.dual_flow_k1``
                                     (Theorem 3.2(b), Lemma C.8), ``mirror_experiments.k1_mirror_flow``
 ``thm-linear-riccati-alpha``        ``riccati.sigma_alpha``, ``riccati.sigma_beta_paper`` (Lemma 3.3: alpha and beta =
                                     2 gamma (I - alpha alpha^T)^{-1} alpha)
@@ -53,10 +56,12 @@ Statements of the chapter (``prf`` labels) and the functions that implement or t
                                     ``whitened_experiments.remainder_tested_powers``
 ``thm-linear-riccati-noise``        ``noise_sde.sde_paths``, ``noise_sde.moments_discrete``,
                                     ``noise_sde.moments_exact``, ``gradient_descent.gd(label_noise=...)``,
-                                    ``noise_experiments.label_noise_gd``, ``noise_experiments.pure_noise_sde``,
-                                    ``noise_experiments.uncoupled_drops``, ``noise_experiments.half_variance_rate``
-                                    (controls)
-(Figs. 2 and 5, no statement)       ``relu_teacher.teacher_student``, ``relu_teacher.rank_ratios``
+                                    ``noise_experiments.label_noise_gd``, ``noise_experiments.decay_rates`` (the
+                                    decay rate at eta, eta/2 and extrapolated to eta -> 0),
+                                    ``noise_experiments.pure_noise_sde``, ``noise_experiments.uncoupled_drops``,
+                                    ``noise_experiments.half_variance_rate`` (controls)
+``thm-linear-riccati-relu``         ``relu_teacher.teacher_student``, ``relu_teacher.rank_ratios`` (Figs. 2 and 5:
+                                    an observation of the paper, no theory)
 ==================================  ==================================================================================
 
 Modules:
@@ -88,7 +93,7 @@ Experiments (one per section of the chapter; each returns a dataclass) and figur
 - ``mirror_experiments``: the mirror identity along the beta-ODE, and the k = 1 mirror flow with its bounds.
 - ``whitened_experiments``: GD vs the Riccati closed form, half-times, and the approach to the jump process.
 - ``noise_experiments``: label-noise GD (Fig. 1b) and the pure-noise SDE (Fig. 3).
-- ``figure_data``: what each figure plots, as plain arrays (with the closed-form curves), for its sidecar.
+- ``figure_data``: what each figure plots (the signature figure: the closed form against GD and Corollary 3.1), as plain arrays (with the closed-form curves), for its sidecar.
 - ``figures``: one pure render function per figure, ``render(data, style)`` (no torch, no computation).
 
 Shared helpers come from :mod:`stagewise.numerics` (``fits.loglog_slope``, ``fits.first_crossing``,

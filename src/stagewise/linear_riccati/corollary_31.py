@@ -75,6 +75,18 @@ def bottom_tolerance(sweep: Sweep) -> float:
     return out
 
 
+def global_bound_bottom(sweep: Sweep) -> float:
+    """The global form of the drift bound, ||D||_F / (2 sqrt(2 gamma)), over the bottom branch sqrt(2 gamma) at the
+    smallest gamma, largest over data sets and both steps: how much larger than the whole bottom branch a bound that
+    is not taken per direction would be (D = Z1^T Z1 - Z2 Z2^T - 2 gamma I at the limit)."""
+    out = 0.0
+    for r in (sweep.coarse, sweep.fine):
+        for b in np.flatnonzero(np.isclose(sweep.G, sweep.G.min())):
+            D = r.inv[b] - 2 * sweep.G[b] * np.eye(sweep.d)
+            out = max(out, float(np.linalg.norm(D) / (2 * np.sqrt(2 * sweep.G[b])) / np.sqrt(2 * sweep.G[b])))
+    return out
+
+
 # -- per-gamma relative tolerances from the two step sizes (the small-gamma end is held to its own scale) --------
 
 def _relative_errors(sv, sigma_star, G, d: int, gamma_factor: float) -> np.ndarray:

@@ -43,8 +43,20 @@ def gamma_label(gamma: float) -> str:
     return f"$\\gamma={gamma:g}$"
 
 
+def _log_thin(t, most: int = 400) -> np.ndarray:
+    """Indices of at most about ``most`` records with t > 0, evenly spaced in log t (for a log time axis)."""
+    t = _f(t)
+    positive = np.flatnonzero(t > 0)
+    if positive.size == 0:
+        return np.arange(len(t))
+    wanted = np.geomspace(t[positive[0]], t[positive[-1]], most)
+    idx = np.unique(np.clip(np.searchsorted(t, wanted), positive[0], positive[-1]))
+    return idx if idx[-1] == positive[-1] else np.append(idx, positive[-1])
+
+
 def _panel(title: str, t, sv, theory) -> dict[str, Any]:
-    return {"title": title, "t": _f(t), "sv": _f(sv), "theory": _f(theory)}
+    idx = _log_thin(t)
+    return {"title": title, "t": _f(t)[idx], "sv": _f(sv)[idx], "theory": _f(theory)}
 
 
 def fig1a(full: dict, gauss: GaussianRuns, sigma_star, d: int) -> dict[str, Any]:
@@ -74,16 +86,47 @@ def fig4(gauss: GaussianRuns, sigma_star, d: int) -> dict[str, Any]:
 
 def spectrum(sweep: Sweep, sigma_star, d: int, eta: float) -> dict[str, Any]:
     """Corollary 3.1 on a fine gamma grid (half a decade past the swept range each side) and the GD limits of the
-    first data set; the stable ranks of both; the relative objective gap at eta and eta/2."""
-    k, gammas = len(sigma_star), _f(sweep.gammas)
-    n_gamma = len(gammas)
-    grid = np.logspace(np.log10(gammas.min()) - 0.5, np.log10(gammas.max()) + 0.5, 200)
+    first data set (the gammas where GD ran: those where it is stable); the stable ranks of both; the relative
+    objective gap at eta and eta/2."""
+    k = len(sigma_star)
+    first = _first_data_set(sweep)
+    gammas = _f(sweep.G)[first]
+    grid = np.logspace(np.log10(_f(sweep.gammas).min()) - 0.5, np.log10(_f(sweep.gammas).max()) + 0.5, 200)
     theory = corollary_spectrum(sigma_star, grid, d)
-    final = _f(sweep.coarse.sv_W1[:n_gamma])
+    final = _f(sweep.coarse.sv_W1)[first]
     return {"k": int(k), "d": int(d), "gammas": gammas, "grid": grid, "theory": theory, "final": final,
             "grid_rank": stable_rank_np(theory), "final_rank": stable_rank_np(final),
-            "eta": float(eta), "gap_eta": np.abs(_f(sweep.coarse.obj_gap[:n_gamma])),
-            "gap_eta2": np.abs(_f(sweep.fine.obj_gap[:n_gamma]))}
+            "eta": float(eta), "gap_eta": np.abs(_f(sweep.coarse.obj_gap)[first]),
+            "gap_eta2": np.abs(_f(sweep.fine.obj_gap)[first])}
+
+
+def _first_data_set(sweep: Sweep) -> np.ndarray:
+    """The batch elements of the sweep's first data set (those of the data set of the first element)."""
+    data_set = np.zeros(len(sweep.G), int) if sweep.data_set is None else np.asarray(sweep.data_set)
+    return data_set == data_set[0]
+
+
+def signature(w: Whitened, sweep: Sweep | None, sigma_star, gammas, d: int) -> dict[str, Any]:
+    """The chapter's signature figure. Left: on whitened data, the closed form of Theorem C.12 for the smallest and
+    the largest gamma of the whitened runs (at most :data:`MAX_LINE_POINTS` times), GD at the largest step for the
+    smallest gamma (about 60 dots) and its exact half-times. Right: Corollary 3.1 on a fine grid over the swept
+    gammas and the GD limits of the sweep's first data set (none when the sweep did not run)."""
+    r = w.runs[0]
+    gw = _f(w.gammas)
+    small, large = int(np.argmin(gw)), int(np.argmax(gw))
+    lines, dots = _thin(len(r.t), MAX_LINE_POINTS), np.arange(0, len(r.t), max(1, len(r.t) // 60))
+    gammas = _f(gammas)
+    grid = np.logspace(np.log10(gammas.min()) - 0.5, np.log10(gammas.max()) + 0.5, 200)
+    data = {"t": _f(r.t)[lines], "small": {"label": gamma_label(gw[small]), "cf": _f(r.cf)[lines][:, small, :],
+                                           "t_dots": _f(r.t)[dots], "dots": _f(r.modes)[dots][:, small, :],
+                                           "t_half": _f(w.t_exact)[small]},
+            "large": {"label": gamma_label(gw[large]), "cf": _f(r.cf)[lines][:, large, :]},
+            "sigma_star": _f(w.sigma_star), "k": int(len(sigma_star)), "d": int(d), "grid": grid,
+            "theory": corollary_spectrum(sigma_star, grid, d), "gd": None}
+    if sweep is not None:
+        first = _first_data_set(sweep)
+        data["gd"] = {"gammas": _f(sweep.G)[first], "final": _f(sweep.coarse.sv_W1)[first]}
+    return data
 
 
 def mirror(m: MirrorRun) -> dict[str, Any]:

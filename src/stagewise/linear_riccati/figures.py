@@ -1,6 +1,7 @@
-"""The chapter's eight figures: pure render functions ``render(data, style) -> Figure`` of the data that
-:mod:`stagewise.linear_riccati.figure_data` takes out of the experiments (no torch, no computation: the closed-form
-curves are in the data), so that ``stagewise figure`` draws them again in any style from the run's sidecars."""
+"""The chapter's nine figures (the signature figure and eight more): pure render functions ``render(data, style)
+-> Figure`` of the data that :mod:`stagewise.linear_riccati.figure_data` takes out of the experiments (no torch, no
+computation: the closed-form curves are in the data), so that ``stagewise figure`` draws them again in any style
+from the run's sidecars."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -25,7 +26,7 @@ def _spectrum_panels(data: dict, style, size, guide: float) -> plt.Figure:
     fig, axes = style.subplots(1, len(panels), size=size, sharey=True, squeeze=False)
     axes = axes[0]
     for ax, panel in zip(axes, panels):
-        ax.semilogy(panel["t"], panel["sv"])
+        ax.loglog(panel["t"], panel["sv"])
         for v in panel["theory"]:
             ax.axhline(v, ls="--", lw=_lw(style, guide), color=style.ink)
         ax.set_title(panel["title"], fontsize="medium")
@@ -36,14 +37,15 @@ def _spectrum_panels(data: dict, style, size, guide: float) -> plt.Figure:
 
 def fig1a(data: dict, style) -> plt.Figure:
     """``fig-linear-riccati-fig1a`` (the paper's Fig. 1a): top-4 sigma(W1) for orthogonal I_gamma (gamma = 1,
-    1e-4) and the first two Gaussian runs, with Corollary 3.1 (at gamma_eff for the Gaussian runs) dashed."""
-    return _spectrum_panels(data, style, (13, 3.4), 0.55)
+    1e-4) and the first two Gaussian runs, with Corollary 3.1 (at gamma_eff for the Gaussian runs) dashed; log time,
+    so that the stages (largest value first) show."""
+    return _spectrum_panels(data, style, (13, 3.0), 0.55)
 
 
 def fig4(data: dict, style) -> plt.Figure:
     """``fig-linear-riccati-fig4`` (the paper's Fig. 4): all sigma(W1) when W2 also starts Gaussian, Corollary 3.1
     at gamma_eff dashed."""
-    return _spectrum_panels(data, style, (8, 3.4), 0.4)
+    return _spectrum_panels(data, style, (13, 3.0), 0.4)
 
 
 def spectrum(data: dict, style) -> plt.Figure:
@@ -75,6 +77,41 @@ def spectrum(data: dict, style) -> plt.Figure:
     ax.set_ylabel(r"(objective $- V^*$)$/V^*$")
     ax.legend(fontsize="small")
     _xlabel(fig, r"$\gamma$", style)
+    return fig
+
+
+def signature(data: dict, style) -> plt.Figure:
+    """``fig-linear-riccati-signature``: left, the singular values of beta learned one at a time, largest first, on
+    whitened data at the smallest gamma (closed form lines, GD dots, exact half-times dotted), with the largest
+    gamma for contrast; right, the hidden layer at the end of training against gamma, Corollary 3.1 (lines) and GD
+    (markers): k large values and d - k at sqrt(2 gamma) at small gamma, nearly isotropic at large gamma."""
+    k, d = data["k"], data["d"]
+    blue, orange, red = style.palette[0], style.palette[1], style.palette[3]
+    fig, axes = style.subplots(1, 2, size=(11, 3.2))
+    ax = axes[0]
+    small, large = data["small"], data["large"]
+    ax.plot(data["t"], large["cf"], color=style.muted, lw=_lw(style, 0.6), ls="--")
+    ax.plot(data["t"], small["cf"], color=style.ink, lw=_lw(style, 0.8))
+    ax.plot(small["t_dots"], small["dots"], "o", ms=_ms(style, 0.45), color=red)
+    for t_half in small["t_half"]:
+        ax.axvline(t_half, ls=":", lw=_lw(style, 0.5), color=style.muted)
+    ax.set_xlabel("t")
+    ax.set_ylabel(r"singular values $\sigma_{\beta,i}(t)$")
+    ax.set_title(f"learning: {small['label']} (lines, GD dots),\n{large['label']} dashed", fontsize="medium")
+    ax = axes[1]
+    ax.loglog(data["grid"], data["theory"][:, :k], color=blue, lw=_lw(style, 0.67))
+    if k < d:
+        ax.loglog(data["grid"], data["theory"][:, k], color=orange, lw=_lw(style, 0.67),
+                  label=r"$\sqrt{2\gamma}$ ($d-k$ fold)")
+    if data["gd"] is not None:
+        ax.loglog(data["gd"]["gammas"], data["gd"]["final"][:, :k], "o", color=blue, ms=_ms(style, 0.6))
+        if k < d:
+            ax.loglog(data["gd"]["gammas"], data["gd"]["final"][:, k:], "x", color=orange, ms=_ms(style, 0.6))
+    if k < d:
+        ax.legend(fontsize="small", loc="upper left")
+    ax.set_xlabel(r"initialization scale $\gamma$")
+    ax.set_ylabel(r"$\sigma_i(W_1)$ at the end")
+    ax.set_title("where training ends: Corollary 3.1 (lines),\nGD (markers)", fontsize="medium")
     return fig
 
 
@@ -143,7 +180,7 @@ def jump(data: dict, style) -> plt.Figure:
     """``fig-linear-riccati-jump``. Left: closed form in rescaled time for gamma = 10^-p (lighter: larger p), the
     jump process (dashed), GD (gamma < 0.1) dots. Right: rescaled half-times against 1/ln(1/gamma) with the
     first-order prediction (dashed)."""
-    fig, axes = style.subplots(1, 2, size=(10, 3.6))
+    fig, axes = style.subplots(1, 2, size=(11, 3.0))
     shades = style.sequence(len(data["powers"]))
     for closed, color in zip(data["closed"], shades):
         axes[0].plot(data["tau"], closed, lw=_lw(style, 0.67), color=color)
@@ -164,7 +201,7 @@ def jump(data: dict, style) -> plt.Figure:
 def noise(data: dict, style) -> plt.Figure:
     """``fig-linear-riccati-noise``: Fig. 1b (GD and label-noise GD at the largest delta, heuristic decay dashed)
     and Fig. 3 (paths and medians of the pure-noise SDE); one legend below the panels."""
-    fig, axes = style.subplots(1, 3, size=(13, 3.9))
+    fig, axes = style.subplots(1, 3, size=(13, 3.3))
     axes[0].plot(data["steps"], data["sv_gd"])
     axes[0].set_title(rf"GD, $\gamma={data['gamma']:g}$", fontsize="medium")
     axes[1].semilogy(data["steps"], data["sv_noisy"])
@@ -191,7 +228,7 @@ def noise(data: dict, style) -> plt.Figure:
 def relu(data: dict, style) -> plt.Figure:
     """``fig-linear-riccati-relu`` (the paper's Figs. 2 and 5): student hidden-weight singular values (first seed)
     at small and large initialization; training losses at small initialization, every seed."""
-    fig, axes = style.subplots(1, 3, size=(13, 3.4))
+    fig, axes = style.subplots(1, 3, size=(13, 3.0))
     for ax, key, title in ((axes[0], "sv_small", r"small init ($10^{-4}$)"), (axes[1], "sv_large", "large init (1)")):
         ax.semilogy(data["t"], data[key])
         ax.set_title(title, fontsize="medium")

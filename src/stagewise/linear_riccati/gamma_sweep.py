@@ -23,20 +23,25 @@ from stagewise.linear_riccati.objective_31 import gap_ratio, gap_vs_drift
 from stagewise.numerics.roundoff import roundoff
 
 
-def gamma_sweep(problems: list[Problem], gammas, eta: float, horizon: float, first_order=None) -> Sweep:
+def gamma_sweep(problems: list[Problem], gammas, eta: float, horizon: float, first_order=None, keep=None) -> Sweep:
     """Theorem 3.1 and Corollary 3.1 for every (data set, gamma), batched: reduced GD from I_gamma to time
     ``horizon`` at step eta and eta/2, compared with beta_* = X^+ Y, Corollary 3.1 and V*(gamma). The eta -> eta/2
     ratios are medians over the batch elements where ``first_order`` (a boolean per element, data set major, as
     :attr:`.training_horizon.Horizon.sharpness_each`) is true: GD's error has its expansion in eta only where eta
-    lambda_max(gamma) is small; all elements when None, NaN when none."""
+    lambda_max(gamma) is small; all elements when None, NaN when none. ``keep`` (a boolean per element, same order)
+    runs only those elements: the pairs where GD at step eta is stable (eta lambda_max(gamma) < 2); all when
+    None."""
     gammas = np.asarray(gammas, float)
     n_gamma = len(gammas)
     d, k = problems[0].XtY.shape
     device = problems[0].X.device
-    G = np.tile(gammas, len(problems))
+    keep = np.ones(n_gamma * len(problems), bool) if keep is None else np.asarray(keep, bool)
+    index = torch.as_tensor(np.flatnonzero(keep))
+    G = np.tile(gammas, len(problems))[keep]
+    data_set = np.repeat(np.arange(len(problems)), n_gamma)[keep]
 
     def batched(tensors):
-        return torch.stack(tensors).repeat_interleave(n_gamma, 0)
+        return torch.stack(tensors).repeat_interleave(n_gamma, 0)[index.to(tensors[0].device)]
     XtX_b, XtY_b = batched([p.XtX for p in problems]), batched([p.XtY for p in problems])
     X_b, Y_b = batched([p.X for p in problems]), batched([p.Y for p in problems])
     bstar_b = batched([p.beta_star for p in problems])
@@ -64,17 +69,18 @@ def gamma_sweep(problems: list[Problem], gammas, eta: float, horizon: float, fir
         run.gap_vs_drift = gap_vs_drift(run, G, sst_b, d)
         runs.append(run)
     s1, s2 = runs
-    sel = np.ones(len(G), bool) if first_order is None else np.asarray(first_order, bool)
+    sel = np.ones(len(G), bool) if first_order is None else np.asarray(first_order, bool)[keep]
     out = Sweep(gammas, s1, s2, float("nan"), float("nan"), float("nan"), G, sst_b, X_b.cpu().numpy(),
                 Y_b.cpu().numpy(), bstar_b.cpu().numpy(), batched([p.beta_gt for p in problems]).cpu().numpy(), sel, d)
+    out.data_set = data_set
     out.cor_ratio, out.gap_ratio, out.drift_ratio = cor_error_ratio(out), gap_ratio(out), drift_ratio(out)
     return out
 
 
 def short_horizon_ratio(problems: list[Problem], gammas, eta: float, horizon: float, first_order, quantity: str,
-                        fraction: float = 1.0 / 16) -> float:
+                        fraction: float = 1.0 / 16, keep=None) -> float:
     """Control of the eta -> eta/2 ratios: the same sweep stopped at ``fraction`` of the horizon, before most runs
     have converged, where what is measured is unfinished training (about the same at eta and eta/2: a ratio near
     1). ``quantity`` "cor" (:func:`cor_error_ratio`) or "gap" (:func:`gap_ratio`)."""
-    short = gamma_sweep(problems, gammas, eta, horizon * fraction, first_order=first_order)
+    short = gamma_sweep(problems, gammas, eta, horizon * fraction, first_order=first_order, keep=keep)
     return short.cor_ratio if quantity == "cor" else short.gap_ratio

@@ -46,7 +46,8 @@ class Sweep:
     """The sweep at step ``eta`` (``coarse``) and ``eta / 2`` (``fine``), with median eta -> eta/2 error ratios
     (over the batch elements ``sel`` in the first-order regime). ``G`` the gamma of each batch element (data set
     major), ``sigma_star`` (batch, min(d, k)) the singular values of beta_*, ``X``, ``Y``, ``beta_star``,
-    ``beta_gt`` per batch element (numpy)."""
+    ``beta_gt`` per batch element (numpy), and the data set of each batch element (``data_set``: the sweep runs only
+    the (data set, gamma) pairs where GD is stable)."""
     gammas: np.ndarray
     coarse: SweepRun
     fine: SweepRun
@@ -61,6 +62,7 @@ class Sweep:
     beta_gt: np.ndarray = None
     sel: np.ndarray = None
     d: int = 0
+    data_set: np.ndarray = None
 
     @property
     def beta_err_max(self) -> float:
@@ -103,6 +105,30 @@ def loss_at(sweep: Sweep, fraction: float = 1.0) -> float:
         i = int(np.searchsorted(r.t, fraction * r.t[-1] * (1 + 1e-12), side="right")) - 1
         out = max(out, float((0.5 * ((sweep.X @ r.beta[i] - sweep.Y) ** 2).sum((1, 2))).max()))
     return out
+
+
+def loss_curve(sweep: Sweep) -> tuple[np.ndarray, np.ndarray]:
+    """The record times as fractions of the horizon and the largest loss 1/2 ||X beta - Y||^2 at each record over
+    batch elements and both steps (the fine run's records at the coarse run's fractions)."""
+    fractions = sweep.coarse.t / sweep.coarse.t[-1]
+    return fractions, np.array([loss_at(sweep, f) for f in fractions])
+
+
+def loss_before_tolerance(sweep: Sweep, tolerance: float) -> float:
+    """Near control of the final-loss row: the largest loss of the sweep stopped one record (a fiftieth of the
+    horizon) before the first record where its loss is at most ``tolerance``, the nearest miss on the time axis
+    (the final loss when no record meets it)."""
+    fractions, losses = loss_curve(sweep)
+    below = np.flatnonzero(losses <= tolerance)
+    return float(losses[max(int(below[0]) - 1, 0)] if below.size else losses[-1])
+
+
+def tolerance_time(sweep: Sweep, tolerance: float) -> float:
+    """The fraction of the horizon at which the sweep's loss first meets ``tolerance`` (NaN if never): a run
+    stopped earlier fails the final-loss row."""
+    fractions, losses = loss_curve(sweep)
+    below = np.flatnonzero(losses <= tolerance)
+    return float(fractions[below[0]]) if below.size else float("nan")
 
 
 def _median_ratio(a, b, sel) -> float:

@@ -14,6 +14,7 @@ from stagewise.linear_riccati.data import Problem
 from stagewise.linear_riccati.gradient_descent import gd
 from stagewise.linear_riccati.implicit_bias import corollary_spectrum, drift_bounds
 from stagewise.linear_riccati.initialization import gaussian_init
+from stagewise.linear_riccati.reduction import RECORDS
 from stagewise.numerics.roundoff import roundoff
 
 
@@ -31,7 +32,7 @@ def gaussian_runs(problem: Problem, var_w1, var_w2, width: int, eta: float, step
     """Fig. 1a (right) and Fig. 4: GD from Gaussian initializations, batched over the variance pairs."""
     d, k = problem.XtY.shape
     W1, W2, gamma_eff = gaussian_init(var_w1, var_w2, d, width, k, generator, device=problem.X.device)
-    records = gd(problem.XtX, problem.XtY, W1, W2, eta, steps, record_every=max(1, steps // 200))
+    records = gd(problem.XtX, problem.XtY, W1, W2, eta, steps, record_every=max(1, steps // RECORDS))
     return GaussianRuns(list(var_w1), list(var_w2), gamma_eff, records)
 
 

@@ -1,6 +1,6 @@
 """Experiments of the mirror-flow section: Theorem 3.2(a) along the beta-ODE, and the k = 1 flow of 3.2(b).
 
-Statements ``thm-linear-riccati-mirror`` and ``thm-linear-riccati-mirror-k1`` (with Lemma C.8), on non-whitened
+Statements ``thm-linear-riccati-mirror`` (parts (a) and (b), with Lemma C.8), on non-whitened
 data, where the beta-ODE is the gradient-flow reference.
 """
 from __future__ import annotations
@@ -163,7 +163,7 @@ class K1Run:
 
 
 def k1_mirror_flow(problem: Problem, gammas, etas, times: np.ndarray, param: str = "eta_white") -> K1Run:
-    """Theorem 3.2(b) and Lemma C.8 (``thm-linear-riccati-mirror-k1``) for k = 1: integrate the dual mirror flow,
+    """Theorem 3.2(b) and Lemma C.8 (``thm-linear-riccati-mirror``, part (b)) for k = 1: integrate the dual mirror flow,
     compare reduced GD at the two ``etas`` with it, and measure the loss against the 1/t bound and against the
     exponential bound L(0) exp(-4 gamma lambda_min(X X^T) t) of the corrected convergence proof."""
     d = problem.XtY.shape[0]

@@ -1,6 +1,6 @@
 """Mirror flows of Theorem 3.2: the corrected potential (a) and the k = 1 time-warped flow (b).
 
-Statements ``thm-linear-riccati-mirror`` and ``thm-linear-riccati-mirror-k1`` (with Lemma C.8).
+Statements ``thm-linear-riccati-mirror`` (parts (a) and (b), with Lemma C.8).
 """
 from __future__ import annotations
 
@@ -23,14 +23,14 @@ def mirror_grad_paper(sigma, gamma):
 
 
 def psi_k1(beta_norm, gamma):
-    """Potential of the k = 1 time-warped mirror flow (Theorem 3.2(b), ``thm-linear-riccati-mirror-k1``):
+    """Potential of the k = 1 time-warped mirror flow (Theorem 3.2(b), ``thm-linear-riccati-mirror``, part (b)):
     psi(beta) = 2/3 (s + gamma)^{3/2} - 2 gamma (s + gamma)^{1/2}, s = sqrt(||beta||^2 + gamma^2)."""
     m = np.sqrt(np.asarray(beta_norm, float) ** 2 + gamma ** 2) + gamma
     return 2.0 / 3.0 * m ** 1.5 - 2 * gamma * np.sqrt(m)
 
 
 def rate_bound_k1(beta_star_norm, gamma, t):
-    """Lemma C.8 (``thm-linear-riccati-mirror-k1``): L(beta(t)) <= D_psi(beta_*, 0) / (sqrt(2 gamma) t), with
+    """Lemma C.8 (``thm-linear-riccati-mirror``, part (b)): L(beta(t)) <= D_psi(beta_*, 0) / (sqrt(2 gamma) t), with
     D_psi(beta_*, 0) = psi(beta_*) + (2 gamma)^{3/2} / 3 (derived: psi(0) = -(2 gamma)^{3/2}/3 and grad psi(0) = 0).
     """
     D = psi_k1(beta_star_norm, gamma) + (2 * gamma) ** 1.5 / 3
@@ -39,10 +39,11 @@ def rate_bound_k1(beta_star_norm, gamma, t):
 
 def dual_flow_k1(XtX: np.ndarray, Xty: np.ndarray, gamma: float, times, rtol: float = 1e-11, atol: float = 1e-14,
                  warp: bool = True):
-    """Theorem 3.2(b) (``thm-linear-riccati-mirror-k1``): integrate the k = 1 mirror flow in its dual variable theta =
-    grad psi(beta) = (gamma + s)^{-1/2} beta: theta' = sqrt(2 gamma + ||theta||^2) X^T (y - X beta), beta = sqrt(2
-    gamma + ||theta||^2) theta, theta(0) = 0 (derived explicit inverse of the mirror map). Returns beta at ``times``
-    (T x d). ``warp=False`` drops the time warp (theta' = X^T (y - X beta)): the wrong flow used as a control."""
+    """Theorem 3.2(b) (``thm-linear-riccati-mirror``, part (b)): integrate the k = 1 mirror flow in its dual variable
+    theta = grad psi(beta) = (gamma + s)^{-1/2} beta: theta' = sqrt(2 gamma + ||theta||^2) X^T (y - X beta),
+    beta = sqrt(2 gamma + ||theta||^2) theta, theta(0) = 0 (derived explicit inverse of the mirror map). Returns
+    beta at ``times`` (T x d). ``warp=False`` drops the time warp (theta' = X^T (y - X beta)): the wrong flow used
+    as a control."""
     XtX, Xty = np.asarray(XtX, float), np.asarray(Xty, float).ravel()
 
     def rhs(_t, th_):

@@ -1,6 +1,8 @@
 """Experiments of Section 4: label-noise GD (the paper's Fig. 1b) and the pure-noise SDE (4.1) (Fig. 3).
 
-Statement ``thm-linear-riccati-noise`` (Proposition 4.1) and the derived label-noise decay heuristic.
+Statement ``thm-linear-riccati-noise`` (Proposition 4.1) and the derived label-noise decay heuristic
+eta^2 delta^2 / 2 per step, the eta -> 0 limit of the decay rate; at finite eta the rate is lower by a term of
+first order in eta, which :func:`decay_rates` removes by Richardson extrapolation from eta and eta/2.
 """
 from __future__ import annotations
 
@@ -44,10 +46,13 @@ class LabelNoiseRun:
 
 
 def label_noise_gd(deltas, gamma: float, eta: float, steps: int, generator: torch.Generator,
-                   device="cpu") -> LabelNoiseRun:
+                   device="cpu", problem=None) -> LabelNoiseRun:
     """Fig. 1b: whitened data with d = n = 5, k = 1, ||beta_*|| = 1 (from ``generator``, which then draws the
-    label noise), reduced GD from I_gamma with label noise delta N(0, I_n) each step (Section 4)."""
-    problem, _, _ = make_whitened(5, [1.0], generator, device=device)
+    label noise; or ``problem``, the data of an earlier run), reduced GD from I_gamma with label noise
+    delta N(0, I_n) each step (Section 4)."""
+    if problem is None:
+        problem, _, _ = make_whitened(5, [1.0], generator, device=device)
+    device = problem.X.device
     Z1, Z2 = reduced_init([gamma] * len(deltas), 5, 1, device=device)
     res = gd(problem.XtX, problem.XtY, Z1, Z2, eta, steps, record_every=max(1, steps // 200), label_noise=deltas,
              X=problem.X, generator=generator)
@@ -56,7 +61,7 @@ def label_noise_gd(deltas, gamma: float, eta: float, steps: int, generator: torc
     n_needed = int(np.ceil(4 * np.log(10) / (eta * deltas[-1]) ** 2))
     out = LabelNoiseRun(list(deltas), gamma, eta, steps_axis, sv, 0.0, [], n_needed, 0.0,
                         float(sv[-1, -1, 0]), float(sv[-1, 0, 0]), float(hidden_singular_values(1.0, gamma)))
-    out.steps = steps
+    out.steps, out.problem = steps, problem
     out.gd_bottom = bottom_deviation(out, 0)
     out.rates = [decay_rate(out, j, deltas[j]) for j in range(1, len(deltas))]
     out.lngd_bottom = bottom_at_needed(out, len(deltas) - 1)
@@ -77,12 +82,39 @@ def decay_rate(run: LabelNoiseRun, index: int, delta: float) -> float:
     return float(-np.polyfit(run.steps_axis[sel], lb[sel], 1)[0] / ((run.eta * delta) ** 2 / 2))
 
 
+@dataclass
+class DecayRates:
+    """The bottom values' decay rate over the heuristic eta^2 delta^2 / 2, per delta > 0: measured at step eta
+    (``at_eta``, the run of Fig. 1b), at eta/2 over four times the steps (``at_half``, the same decay in log units)
+    and extrapolated to eta -> 0, 2 at_half - at_eta (``extrapolated``: the first-order term in eta removed)."""
+    deltas: list
+    at_eta: list
+    at_half: list
+    extrapolated: list
+
+
+def decay_rates(run: LabelNoiseRun, generator: torch.Generator, delta_factor: float = 1.0) -> DecayRates:
+    """The decay rates of ``run`` and of label-noise GD at eta/2 for 4 ``run.steps`` steps on the same data (noise
+    from ``generator``), each over the heuristic of its delta, and their Richardson extrapolation to eta -> 0.
+    ``delta_factor`` 1/sqrt(2) runs both at delta / sqrt(2) (half the variance) and still reads them with the
+    heuristic of delta: the control, about one half."""
+    deltas = [float(x) for x in run.deltas[1:]]
+    noisy = [0.0] + [x * delta_factor for x in deltas]
+    coarse = run if delta_factor == 1.0 else label_noise_gd(noisy, run.gamma, run.eta, run.steps, generator,
+                                                            problem=run.problem)
+    fine = label_noise_gd(noisy, run.gamma, run.eta / 2, 4 * run.steps, generator, problem=run.problem)
+    at_eta = [decay_rate(coarse, j + 1, x) for j, x in enumerate(deltas)]
+    at_half = [decay_rate(fine, j + 1, x) for j, x in enumerate(deltas)]
+    return DecayRates(deltas, at_eta, at_half, [2 * h - c for c, h in zip(at_eta, at_half)])
+
+
 def half_variance_rate(run: LabelNoiseRun, delta: float, generator: torch.Generator) -> float:
     """Control of the decay-rate rows: label-noise GD at delta / sqrt(2), i.e. half the noise variance (a slip
-    between variance and standard deviation), on a fresh whitened problem from ``generator``, its decay rate
-    measured over the heuristic of delta (:func:`decay_rate`): about half the ratio measured at delta itself."""
-    control = label_noise_gd([0.0, delta / np.sqrt(2)], run.gamma, run.eta, run.steps, generator)
-    return decay_rate(control, 1, delta)
+    between variance and standard deviation), on the data of ``run``, at eta and eta/2 (noise from ``generator``),
+    its decay rate extrapolated to eta -> 0 and read with the heuristic of delta (:func:`decay_rates`): about one
+    half."""
+    rates = decay_rates(run, generator, 1 / np.sqrt(2))
+    return rates.extrapolated[[float(x) for x in rates.deltas].index(float(delta))]
 
 
 def bottom_at_step(run: LabelNoiseRun, index: int, step: int) -> float:

@@ -49,6 +49,18 @@ def gap_vs_drift_max(sweep: Sweep, terms: int | None = None) -> float:
                      for r in (sweep.coarse, sweep.fine)))
 
 
+def gap_vs_drift_steps_mixed(sweep: Sweep) -> float:
+    """Near control of the gap-vs-drift row: the objective excess of the limit at step eta over the bound of the
+    drift measured at eta/2 (the two step sizes mixed up), largest over batch elements. The drift is first order in
+    eta and the excess second order, so this is about four times the row's value where GD is in its first-order
+    regime (more where it is not): a limit displaced twice as far as the drift that should explain it."""
+    G = np.asarray(sweep.G, float)
+    V = np.array([variational_value(sweep.sigma_star[i], G[i], sweep.d) for i in range(len(G))])
+    gap = objective_gap(sweep.coarse, G, sweep.sigma_star, sweep.d)
+    drift = np.maximum(sweep.fine.drift, sweep.fine.drift_floor)
+    return float((gap / (drift ** 2 / (8 * G) / np.abs(V))).max())
+
+
 def min_objective_gap(sweep: Sweep, target: str = "beta_star") -> float:
     """Smallest relative objective gap over both step sizes against V* of ``target``: "beta_star" (X^+ Y, the
     theorem) or "beta_gt" (the matrix that generated the labels, the control)."""

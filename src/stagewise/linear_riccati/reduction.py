@@ -15,6 +15,11 @@ from stagewise.linear_riccati.gradient_flow import psd_sqrt, z_flow
 from stagewise.linear_riccati.initialization import orthogonal_init, reduced_init
 
 
+#: Records per run of Fig. 1a (every 5 steps at the default eta and horizon: the figure's log time axis starts at
+#: the first record, before the first stage).
+RECORDS = 4000
+
+
 @dataclass
 class ReductionRun:
     """Full-width and reduced GD from the same I_gamma (records of :func:`gd`), the P that links them, the largest
@@ -37,7 +42,7 @@ def full_vs_reduced(problem: Problem, gammas, width: int, eta: float, steps: int
     ``generator``) and in the reduced coordinates, and measure max |W - lift(Z)| and ||W1 (I - P^T P)||_F."""
     d, k = problem.XtY.shape
     device = problem.X.device
-    record_every = max(1, steps // 200)
+    record_every = max(1, steps // RECORDS)
     W1, W2, P = orthogonal_init(gammas, d, width, generator, k, device=device)
     full = gd(problem.XtX, problem.XtY, W1, W2, eta, steps, record_every=record_every)
     Z1, Z2 = reduced_init(gammas, d, k, device=device)
