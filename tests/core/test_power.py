@@ -79,7 +79,7 @@ def test_each_chapters_ci_bug_is_killed_by_a_theorem_row(tmp_path):
     """CI runs one bug per chapter through the chapter at default parameters (2 workers)."""
     out = _power(*CHAPTER_ORDER, "--ci", "--out", str(tmp_path / "ci"), tmp_path=tmp_path, timeout=1800)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert out.stdout.count("bugs killed by a theorem check") == len(CHAPTER_ORDER)
+    assert out.stdout.count("bugs killed by a theorem or integrity check") == len(CHAPTER_ORDER)
 
 
 @pytest.mark.parametrize("chapter", CHAPTER_ORDER)

@@ -60,13 +60,17 @@ def chapter_section(chapter, stored: dict[str, Any] | None, heading: str | None 
                   f"`make power` (or `stagewise power {chapter.name}`) measures it again.", ":::", ""]
     bugs = stored["bugs"]
     killed, total = stored["killed"], stored["total"]
-    lines += [f"**{killed} of {total} bugs killed** by a theorem row "
-              f"({100 * killed / max(total, 1):.0f}%).", ""]
+    by_integrity = sum(1 for b in bugs if b["outcome"] == power.KILLED and not b["killed_by"])
+    lines += [f"**{killed} of {total} bugs killed** by a theorem row or an experiment-integrity row "
+              f"({100 * killed / max(total, 1):.0f}%" + (f"; {by_integrity} by an integrity row alone" if by_integrity
+                                                          else "") + ").", ""]
     theorem = [c for c in stored["checks"] if c.get("kind", "theorem") == "theorem"]
     number = {c["name"]: i + 1 for i, c in enumerate(theorem)}
     rows = []
     for i, b in enumerate(bugs, 1):
-        if b["outcome"] == power.KILLED:
+        if b["outcome"] == power.KILLED and not b["killed_by"]:
+            outcome = "caught by an experiment-integrity row: " + ", ".join(b["sanity_failed"])
+        elif b["outcome"] == power.KILLED:
             outcome = "killed by " + ", ".join(f"T{number[n]}" if n in number else n for n in b["killed_by"])
         elif b["outcome"] == power.CRASHED:
             outcome = f"CRASHED ({b.get('message', '')}): no kill"
@@ -115,8 +119,8 @@ def page() -> str:
              "measure). `make power` (`stagewise power`) runs the chapter at its default parameters once unmodified "
              "and once per bug, on the Dask sweep machinery, and stores the matrix bug x check in "
              "`book/power/<chapter>.json`; each chapter's verification page shows its matrix. A theorem row *kills* "
-             "a bug when it passes unmodified and fails with the bug; a crash is no kill, and neither is an "
-             "experiment-integrity row failing alone.", "",
+             "a bug when it passes unmodified and fails with the bug; so does an experiment-integrity row (a check "
+             "of the data, the initialization or the model that the bug changed), listed apart; a crash is no kill.", "",
              f"**Over the book: {killed} of {total} bugs killed.**" if total else "", ""]
     rows = []
     for c in chapters:

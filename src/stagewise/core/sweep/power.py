@@ -91,7 +91,9 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
                 columns.append({"name": r["name"], "kind": r.get("kind", "theorem"),
                                 "statement": r.get("statement", ""), "baseline": "absent"})
                 baseline[r["name"]] = "absent"
-        row.update(outcome=KILLED if killed_by else SURVIVED, cells=cells, killed_by=killed_by,
+        # an experiment-integrity row that fails also kills: it checks the data, the initialization or the model a
+        # bug changes (reported apart from the theorem rows that kill)
+        row.update(outcome=KILLED if killed_by or sanity else SURVIVED, cells=cells, killed_by=killed_by,
                    sanity_failed=sanity, not_run=[n for n, s in cells.items() if s in ("not run",)])
         rows.append(row)
     from stagewise.core.run.provenance import chapter_code_fingerprint, git_state
@@ -142,9 +144,12 @@ def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None 
 
 
 def summary(found: dict[str, Any]) -> list[str]:
-    lines = [f"{found['chapter']}: {found['killed']} of {found['total']} bugs killed by a theorem check"]
+    lines = [f"{found['chapter']}: {found['killed']} of {found['total']} bugs killed by a theorem or integrity check"]
     for b in found["bugs"]:
-        if b["outcome"] == KILLED:
+        if b["outcome"] == KILLED and not b["killed_by"]:
+            lines.append(f"  killed   {b['name']} ({b['category']}): by the integrity row(s) "
+                         f"{', '.join(b['sanity_failed'][:3])}")
+        elif b["outcome"] == KILLED:
             lines.append(f"  killed   {b['name']} ({b['category']}): by {', '.join(b['killed_by'][:3])}"
                          + (f" and {len(b['killed_by']) - 3} more" if len(b["killed_by"]) > 3 else ""))
         elif b["outcome"] == CRASHED:
