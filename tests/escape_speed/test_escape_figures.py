@@ -13,7 +13,7 @@ import torch  # noqa: E402
 
 from stagewise.core.figures import styles  # noqa: E402
 from stagewise.escape_speed import deepening, digits, example1_rank_one, example1_widths, explosion  # noqa: E402
-from stagewise.escape_speed import figure_data, figures, problems  # noqa: E402
+from stagewise.escape_speed import figure_data, figures, problems, restart_ranks  # noqa: E402
 from stagewise.escape_speed import gradient_descent as gd  # noqa: E402
 from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
@@ -31,8 +31,9 @@ def all_data():
     X, G = problems.example1_data()
     sweep = example1_widths.ascent_width_sweep(X, G, [1, 2, 4], 3, 50, 0.1, 1e-3, gen(1))
     gds = example1_widths.gd_success(X, G, [1, 2, 4], 3, 1e-3, 0.02, gen(2))
-    st = deepening.depth_study({"Example 1": (X, G), "cos 3θ (24)": problems.circle_data(24, "cos3")},
-                               [2, 3], 4, 4, 50, 0.1, 1e-3, gen(3))
+    data = {"Example 1": (X, G), "cos 3θ (24)": problems.circle_data(24, "cos3")}
+    st = deepening.depth_study(data, [2, 3], 4, 4, 50, 0.1, 1e-3, gen(3))
+    rr = restart_ranks.restart_ranks(data, ["Example 1"], [2, 3], 4, 3, 50, 0.1, 1e-3, gen(8), continuation=st.results)
     Xt, Yt = problems.interior_teacher(20, 5, gen(4))
     law = gd.EscapeTimeLaw({2: np.array([1e-2, 1e-3]), 3: np.array([0.04, 0.02]), 4: np.array([0.04, 0.02])},
                            {2: [1.0, 2.0], 3: [10.0, 20.0], 4: [100.0, 400.0]}, {2: 0.4, 3: -1.0, 4: -2.0})
@@ -41,9 +42,9 @@ def all_data():
     esc = {L: digits.escapes(r, (2.2, 1.5)) for L, r in runs.items()}
     return {
         "rank_one": figure_data.rank_one(example1_rank_one.rank_one_scan(X, G, 801)),
-        "success": figure_data.success(sweep),
+        "success": figure_data.success(sweep, gds),
         "gd_success": figure_data.gd_success(sweep, gds, np.random.default_rng(0)),
-        "depth": figure_data.depth(st, [2, 3], X),
+        "depth": figure_data.depth(st, [2, 3], X, rr),
         "explosion": figure_data.explosion(explosion.aligned_flow(Xt, Yt, (2, 3), 3, 0.05, 0.2, 4, gen(5))),
         "escape_time": figure_data.escape_time(law),
         "digits": figure_data.digits(runs, esc),
@@ -62,7 +63,7 @@ def test_every_figure_draws_from_its_sidecar_in_every_preset(all_data, preset):
 def test_figure_shapes(all_data):
     """One trace per restart, one dot series per width, two datasets, a 2 x 4 digits grid, one curve triple per depth."""
     fig, _ = draw(figures.success, all_data["success"])
-    assert len(fig.axes[0].lines) == 3 * 3 + 1                 # 3 widths x 3 restarts, and the sqrt(2)-1 line
+    assert len(fig.axes[0].lines) == 3 * 3 + 2                 # 3 widths x 3 restarts, the sqrt(2)-1 and 1/2 lines
     fig2, _ = draw(figures.gd_success, all_data["gd_success"])
     assert len(fig2.axes[1].lines) == 3 + 3                   # one series per initialization, three references
     fig3, _ = draw(figures.depth, all_data["depth"])

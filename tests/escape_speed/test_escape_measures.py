@@ -8,7 +8,7 @@ import torch
 
 from stagewise.core.checks import catalogue
 from stagewise.escape_speed import (closed_forms, deepening, example1_rank_one, example1_widths, explosion, network,
-                                    problems, proposition_33, restart_ranks, width_trend)
+                                    problems, proposition_33, restart_ranks, theorem_31, width_trend)
 from stagewise.escape_speed import gradient_descent as gd
 
 torch.set_num_threads(1)
@@ -190,3 +190,67 @@ def test_large_init_control_is_not_low_rank():
     X, Y = digits.image_data("digits", 200, gen(31))
     r = digits.large_init_ratio(X, Y, 4, 16, 0.9 * math.log(10), 500, 0.01, 1.0, gen(32))
     assert 0.3 < r <= 1.0
+
+
+def test_width_growth_rejects_a_single_step_and_accepts_growth():
+    """Conjecture 1 as the chapter tests it: a trend over the informative widths *and* within the two sides of the
+    largest rise. A step from zero to a plateau (the synthetic [0, 0, 0, 8, 8, 8]; gradient descent's [0, 7, 8, 7] of
+    16 at widths 4-32) passes the first test and fails the second; growth past the step passes both."""
+    widths, n = [1, 2, 4, 8, 16, 32], [24] * 6
+    step = width_trend.width_growth(widths, [0, 0, 0, 8, 8, 8], n)
+    assert step.overall.lo > 0 and step.split == 8 and not width_trend.growth_shown(step.value)
+    gd_step = width_trend.width_growth(widths, [0, 0, 0, 7, 8, 7], [16] * 6)
+    assert not width_trend.growth_shown(gd_step.value)
+    late_step = width_trend.width_growth(widths, [0, 0, 1, 1, 12, 12], n)          # a step between 8 and 16
+    assert late_step.split == 16 and not width_trend.growth_shown(late_step.value)
+    growing = width_trend.width_growth(widths, [0, 0, 1, 5, 10, 16], n)
+    assert width_trend.growth_shown(growing.value) and len(growing.value) == 6
+    assert width_trend.width_growth([1, 2, 4, 8], [0, 0, 1, 3], [24] * 4) is None    # two informative widths
+    assert not width_trend.growth_shown([math.nan] * 6)
+    assert "within the two sides" in width_trend.growth_text(growing)
+    assert width_trend.counts_text([1, 4], [0, 3], [24, 24]) == "1: 0/24, 4: 3/24"
+
+
+def test_step_control_and_reach_threshold():
+    """The step-shaped control builds every width from the second informative one on at the largest width; a restart
+    reaches the rank-two speed within the relative margin of 1/2, and 'beyond rank one' is the paper's criterion."""
+    X, G = problems.example1_data()
+    assert example1_widths.step_width([1, 2, 4, 8, 16, 32]) == 8
+    sw = example1_widths.ascent_width_sweep(X, G, [1, 4, 8, 16], 3, 50, 0.1, 1e-3, gen(2), actual_width=16,
+                                            step_from=8)
+    assert sw.runs[8].Ws[0].shape[1] == 16
+    assert int((sw.runs[4].Ws[0].abs().sum(dim=2) > 0).sum(dim=1).max()) == 4     # width 4 keeps its own width
+    assert sw.reach == pytest.approx(0.5 * (1 - 1e-3)) and sw.threshold > example1_rank_one.RANK_ONE_SPEED
+    assert all(r <= b for r, b in zip(sw.successes, sw.beyond_rank_one))
+    value = width_trend.growth_value(sw)
+    assert len(value) == 6
+
+
+def test_deepened_layers_are_rank_one_and_the_identity_control_is_not():
+    """Proposition 3.2's last clause: from a depth-3 network, every layer the construction builds is rank one; full
+    identity layers (every neuron kept) are not."""
+    X, G = problems.example1_data()
+    W = network.init_sphere(2, [6, 6], 1, 5, gen(41))
+    assert theorem_31.deepened_rank(W, X, G, k=2) <= 1e-12
+    assert theorem_31.deepened_rank(W, X, G, k=2, construction="identity") > 0.5
+
+
+def test_slope_band_is_widened_by_the_finite_alpha_bias():
+    """The escape-time slope band: -(L-2) -+ 0.15, widened on the steep side by the ODE's bias; nan above u1."""
+    lo, hi = gd.slope_band([0.04, 0.02, 0.01], 3, 0.5)
+    bias = gd.finite_alpha_bias([0.04, 0.02, 0.01], 3, 0.5)
+    assert hi == pytest.approx(-0.85) and lo == pytest.approx(-1.15 - bias)
+    assert all(math.isnan(v) for v in gd.slope_band([1.0, 0.5], 3, 0.5))
+
+
+def test_best_known_speeds_are_monotone_in_depth():
+    """The best speed known at depth L covers the continuation, the random restarts and every shallower depth."""
+    X, G = problems.example1_data()
+    data = {"Example 1": (X, G)}
+    st = deepening.depth_study(data, [2, 3, 4], 4, 4, 100, 0.1, 1e-3, gen(5))
+    rr = restart_ranks.restart_ranks(data, ["Example 1"], [2, 3, 4], 4, 4, 100, 0.1, 1e-3, gen(6),
+                                     continuation=st.results)
+    depths, known = restart_ranks.best_known(rr, st.results, "Example 1")
+    assert depths == [2, 3, 4] and all(b >= a for a, b in zip(known, known[1:]))
+    assert all(k >= s for k, s in zip(known, st.results["Example 1"].speeds))
+    assert all(b.best >= float(b.speeds.max()) for b in rr.batches)

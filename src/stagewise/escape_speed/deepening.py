@@ -170,6 +170,15 @@ def _backward_pass(res: DepthResult, X: torch.Tensor, G: torch.Tensor, steps: in
             res.optima[i], res.speeds[i] = deep, s
 
 
+def identity_deepen(Ws: Weights, k: int) -> Weights:
+    """A wrong construction, the control of the chapter's rank row of Proposition 3.2: ``k`` full identity layers
+    inserted before the last layer, every neuron kept (no choice of ``i*``). The function is unchanged, but the inserted
+    layers have full rank: the clause "the added layers are rank one" is what the choice of a single neuron buys."""
+    n = Ws[-1].shape[2]
+    eye = torch.eye(n, dtype=Ws[0].dtype, device=Ws[0].device).expand(Ws[0].shape[0], n, n)
+    return normalize_layers([W.clone() for W in Ws[:-1]] + [eye.clone() for _ in range(k)] + [Ws[-1].clone()])
+
+
 @dataclass
 class DeepeningCheck:
     """Proposition 3.2 on random networks: the largest speed the construction lost (at most rounding)."""

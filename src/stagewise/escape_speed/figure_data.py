@@ -11,10 +11,12 @@ import numpy as np
 from stagewise.escape_speed.deepening import DepthStudy
 from stagewise.escape_speed.digits import DigitsRun, record_at
 from stagewise.escape_speed.example1_rank_one import RANK_ONE_SPEED, RankOneScan
-from stagewise.escape_speed.example1_widths import AscentSweep, GDSuccess
+from stagewise.escape_speed.example1_widths import RANK_TWO_SPEED, AscentSweep, GDSuccess
 from stagewise.escape_speed.explosion import AlignedFlow
 from stagewise.escape_speed.gradient_descent import EscapeTimeLaw
 from stagewise.escape_speed.layer_measures import layer_diagnostics
+from stagewise.escape_speed.restart_ranks import RestartRanks, best_known
+from stagewise.escape_speed.width_trend import wilson
 
 EQ6_EVERY = 400          # the dots of Eq. (6): every 400th angle of the grid
 
@@ -34,41 +36,65 @@ def rank_one(scan: RankOneScan) -> dict[str, Any]:
             "rank_one_speed": float(RANK_ONE_SPEED), "rank_two_speed": float(scan.rank_two_speed)}
 
 
-def success(sweep: AscentSweep) -> dict[str, Any]:
-    """Figure "success": per width the speed trace of every restart (float32: the plot needs no more) and whether
-    it ends above the success threshold; the success fraction per width."""
+def _fractions(counts: list[int], trials: list[int]) -> dict[str, np.ndarray]:
+    """Fractions ``k / n`` per width with their 95% Wilson intervals (``lo``, ``hi``) and the error bars that draw
+    them (``err``: distances below and above, clipped at 0 where rounding puts ``p`` a hair outside)."""
+    ci = np.array([wilson(k, n) for k, n in zip(counts, trials)])
+    p = _np([k / n for k, n in zip(counts, trials)])
+    return {"p": p, "lo": ci[:, 0], "hi": ci[:, 1], "err": np.clip([p - ci[:, 0], ci[:, 1] - p], 0.0, None)}
+
+
+def success(sweep: AscentSweep, gd: GDSuccess) -> dict[str, Any]:
+    """Figure "success": per width the speed trace of every projected-ascent restart (float32: the plot needs no more)
+    and its class (2: reached the rank-two speed, 1: beyond rank one only, 0: rank one); per width the two fractions
+    of projected ascent and of gradient descent ``gd``, with their 95% Wilson intervals."""
     runs = {}
     for w in sweep.widths:
         result = sweep.runs[w]
-        runs[f"w{w}"] = {"width": int(w), "trace": _np(result.trace, np.float32),
-                         "ok": _np(result.speeds > sweep.threshold, bool)}
-    return {"runs": runs, "widths": _np(sweep.widths, int), "fractions": _np(sweep.fractions),
-            "rank_one_speed": float(RANK_ONE_SPEED), "threshold": float(sweep.threshold), "ylim": [0.0, 0.55]}
+        cls = (result.speeds > sweep.threshold).long() + (result.speeds >= sweep.reach).long()
+        runs[f"w{w}"] = {"width": int(w), "trace": _np(result.trace, np.float32), "cls": _np(cls, int)}
+    return {"runs": runs, "widths": _np(sweep.widths, int),
+            "reached": _fractions(sweep.successes, sweep.trials),
+            "beyond": _fractions(sweep.beyond_rank_one, sweep.trials),
+            "gd_widths": _np(gd.widths, int), "gd_reached": _fractions(gd.successes, gd.trials),
+            "gd_beyond": _fractions(gd.beyond_rank_one, gd.trials),
+            "rank_one_speed": float(RANK_ONE_SPEED), "rank_two_speed": RANK_TWO_SPEED, "ylim": [0.0, 0.55]}
 
 
 def gd_success(sweep: AscentSweep, gd: GDSuccess, rng: np.random.Generator) -> dict[str, Any]:
-    """Figure "gd-success": success fractions of gradient descent and projected ascent per width, and the speed of
-    every gradient-descent run at the 1% drop (nan: dead) at its width times a random jitter drawn here from
-    ``rng`` (one factor per initialization, the same at every width), so that the dots do not overlap."""
+    """Figure "gd-success": per width the fractions of gradient descent (rank-two speed reached; beyond rank one) and
+    of projected ascent (reached) with 95% Wilson intervals, and the speed of every gradient-descent run at the 1%
+    drop (nan: dead) at its width times a random jitter drawn here from ``rng`` (one factor per initialization, the
+    same at every width), so that the dots do not overlap."""
     speeds = _np(gd.sweep.speeds)
     jitter = 2 ** rng.uniform(-0.15, 0.15, speeds.shape[1])
     widths = _np(gd.widths)
-    return {"pa_widths": _np(sweep.widths, int), "pa_fractions": _np(sweep.fractions),
-            "gd_widths": _np(gd.widths, int), "gd_fractions": _np(gd.fractions),
+    return {"pa_widths": _np(sweep.widths, int), "pa": _fractions(sweep.successes, sweep.trials),
+            "gd_widths": _np(gd.widths, int), "gd": _fractions(gd.successes, gd.trials),
+            "gd_beyond": _fractions(gd.beyond_rank_one, gd.trials),
             "x": widths[:, None] * jitter[None, :], "speeds": speeds,
-            "rank_one_speed": float(RANK_ONE_SPEED), "threshold": float(RANK_ONE_SPEED + gd.margin),
-            "rank_two_speed": 0.5}
+            "rank_one_speed": float(RANK_ONE_SPEED), "threshold": float(gd.reach),
+            "rank_two_speed": RANK_TWO_SPEED}
 
 
-def depth(study: DepthStudy, depths: list[int], X1) -> dict[str, Any]:
-    """Figure "depth": per dataset ``s_hat(L)`` and the forward pass alone; ``s2/s1`` of every layer of the
-    Example 1 optimum at each depth (inputs ``X1``), as a depth x layer matrix (nan beyond the depth)."""
-    datasets = {f"d{i}": {"name": name, "depths": _np(r.depths, int), "speeds": _np(r.speeds),
-                          "forward_speeds": _np(r.forward_speeds)}
-                for i, (name, r) in enumerate(study.results.items())}
+def depth(study: DepthStudy, depths: list[int], X1, restarts: RestartRanks) -> dict[str, Any]:
+    """Figure "depth": per dataset the best speed known at each depth (continuation, random restarts, shallower
+    depths) and the continuation's ``s_hat(L)``; ``s2/s1`` of every layer of the fastest *random* restart of Example 1
+    at each depth (inputs ``X1``; the continuation's random restarts at ``L = 2``, the restarts of ``restarts`` from
+    ``L = 3`` on, whichever is faster), as a depth x layer matrix (nan beyond the depth)."""
+    datasets = {}
+    for i, (name, r) in enumerate(study.results.items()):
+        _, known = best_known(restarts, study.results, name)
+        datasets[f"d{i}"] = {"name": name, "depths": _np(r.depths, int), "speeds": _np(known),
+                             "continuation": _np(r.speeds)}
     top = max(depths)
     ratios = np.full((len(depths), top), np.nan)
-    for i, W in enumerate(study.results["Example 1"].optima):
+    ex1 = study.results["Example 1"]
+    for i, (L, W, s) in enumerate(zip(ex1.depths, ex1.random_optima, ex1.random_speeds)):
+        for b in restarts.batches:
+            if b.name == "Example 1" and b.L == L and float(b.speeds.max()) > s:
+                j = int(b.speeds.argmax())
+                W, s = [x[j:j + 1] for x in b.Ws], float(b.speeds[j])
         ratios[i, :len(W)] = layer_diagnostics(W, X1)["ratio_W"]
     return {"datasets": datasets, "depths": _np(depths, int), "ratios": ratios, "layers": np.arange(1, top + 1),
             "extent": _np([0.5, top + 0.5, depths[0] - 0.5, depths[-1] + 0.5])}

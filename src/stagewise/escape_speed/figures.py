@@ -18,7 +18,7 @@ def _legend(fig, handles, labels):
 def rank_one(data: dict, style) -> plt.Figure:
     """``fig-escape-speed-rank-one`` (paper Fig. 5): the rank-one speed of Example 1 against the first-layer angle,
     direct and by Eq. (6), with the best rank-one speed and the rank-two construction's speed."""
-    fig, ax = style.subplots(size=(6, 2.8))
+    fig, ax = style.subplots(size=(6, 2.0))
     ax.plot(data["phi"], data["direct"], color=style.palette[0], label="direct: $|G\\,\\sigma(X^\\top w_\\phi)|$")
     ax.plot(data["phi_eq6"], data["eq6"], "o", color=style.palette[1], label="Eq. (6)")
     ax.axhline(data["rank_one_speed"], ls="--", color=style.muted, label=R1)
@@ -29,40 +29,56 @@ def rank_one(data: dict, style) -> plt.Figure:
     return fig
 
 
+def _bars(ax, widths, f, fmt, color, label, style):
+    """Fractions against width (log 2 axis) with their 95% Wilson intervals as error bars."""
+    ax.errorbar(widths, f["p"], yerr=f["err"], fmt=fmt, color=color, label=label,
+                capsize=0.5 * style.rc.get("lines.markersize", 6))
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(-0.03, 1.03)
+
+
 def success(data: dict, style) -> plt.Figure:
     """``fig-escape-speed-success`` (paper Figs 2 and 6): projected-ascent traces of every restart at every width
-    (runs ending above the threshold in the first colour, the others in the fourth) and the success fraction."""
-    fig, axs = style.subplots(1, 2, size=(9, 3.2))
-    good, bad = style.palette[0], style.palette[3]
+    (reached the rank-two speed: first colour; beyond rank one only: second; rank one: fourth), and per width the
+    fraction of each kind with its 95% Wilson interval, for projected ascent and for gradient descent."""
+    fig, axs = style.subplots(1, 3, size=(12, 2.7))
+    colors = {2: style.palette[0], 1: style.palette[1], 0: style.palette[3]}
     width = 0.4 * style.rc.get("lines.linewidth", 1.5) / 1.5
     for run in data["runs"].values():
-        trace, ok = run["trace"], run["ok"]
-        axs[0].plot(trace[:, ~ok], color=bad, lw=width, alpha=0.4)
-        axs[0].plot(trace[:, ok], color=good, lw=width, alpha=0.4)
-    axs[0].axhline(data["rank_one_speed"], ls="--", color=style.ink, lw=0.7 * style.rc.get("lines.linewidth", 1.5))
+        for c, color in colors.items():
+            axs[0].plot(run["trace"][:, run["cls"] == c], color=color, lw=width, alpha=0.4)
+    thin = 0.7 * style.rc.get("lines.linewidth", 1.5)
+    axs[0].axhline(data["rank_one_speed"], ls="--", color=style.ink, lw=thin)
+    axs[0].axhline(data["rank_two_speed"], ls=":", color=style.ink, lw=thin)
     axs[0].set_ylim(*data["ylim"])
     axs[0].set_xlabel("ascent step")
     axs[0].set_ylabel("speed $-\\mathcal{L}_0$")
-    axs[1].semilogx(data["widths"], data["fractions"], "o-", base=2, color=style.palette[0])
-    axs[1].set_xlabel("hidden width")
-    axs[1].set_ylabel("success fraction")
-    _legend(fig, [Line2D([], [], color=good), Line2D([], [], color=bad), Line2D([], [], ls="--", color=style.ink)],
-            ["run above the threshold", "run below it", R1])
+    for ax, pre, title in ((axs[1], "", "projected ascent"), (axs[2], "gd_", "gradient descent")):
+        _bars(ax, data[f"{pre}widths"], data[f"{pre}beyond"], "s--", colors[1], None, style)
+        _bars(ax, data[f"{pre}widths"], data[f"{pre}reached"], "o-", colors[2], None, style)
+        ax.set_xlabel("hidden width")
+        ax.set_title(title, fontsize="medium")
+    axs[1].set_ylabel("fraction of runs")
+    handles = [Line2D([], [], color=colors[2], marker="o"), Line2D([], [], color=colors[1], marker="s", ls="--"),
+               Line2D([], [], color=colors[0]), Line2D([], [], ls="--", color=style.ink),
+               Line2D([], [], ls=":", color=style.ink)]
+    labels = ["reached 1/2", "beyond rank one", "rank-one run", R1, "1/2 (rank two)"]
+    _legend(fig, handles, labels)
     return fig
 
 
 def gd_success(data: dict, style) -> plt.Figure:
-    """``fig-escape-speed-gd-success``: success fractions of gradient descent next to projected ascent, and every
-    gradient-descent run's speed at the 1% loss drop (positions jittered in the data, not here)."""
-    fig, axs = style.subplots(1, 2, size=(9, 3.2))
-    axs[0].semilogx(data["pa_widths"], data["pa_fractions"], "s--", base=2, color=style.palette[0],
-                    label="projected ascent")
-    axs[0].semilogx(data["gd_widths"], data["gd_fractions"], "o-", base=2, color=style.palette[1],
-                    label="gradient descent")
-    axs[0].set_ylabel("success fraction")
+    """``fig-escape-speed-gd-success``: fractions of gradient descent (rank-two speed reached; beyond rank one) next
+    to projected ascent (reached), with 95% Wilson intervals, and every gradient-descent run's speed at the 1% loss
+    drop (positions jittered in the data, not here)."""
+    fig, axs = style.subplots(1, 2, size=(9, 2.8))
+    _bars(axs[0], data["gd_widths"], data["gd_beyond"], "s--", style.palette[2], "GD beyond rank one", style)
+    _bars(axs[0], data["gd_widths"], data["gd"], "o-", style.palette[1], "GD reached 1/2", style)
+    _bars(axs[0], data["pa_widths"], data["pa"], "^:", style.palette[0], "ascent reached 1/2", style)
+    axs[0].set_ylabel("fraction of runs")
     size = 0.4 * style.rc.get("lines.markersize", 6)
     axs[1].plot(data["x"].T, data["speeds"].T, "o", ms=size, mew=0, alpha=0.6, color=style.palette[1])
-    refs = ((data["rank_one_speed"], "--", R1 + " (rank one)"), (data["threshold"], ":", "success threshold"),
+    refs = ((data["rank_one_speed"], "--", R1 + " (rank one)"), (data["threshold"], ":", "reached (threshold)"),
             (data["rank_two_speed"], "-", "1/2 (rank two)"))
     for y, ls, label in refs:
         axs[1].axhline(y, color=style.muted, ls=ls, lw=0.55 * style.rc.get("lines.linewidth", 1.5), label=label)
@@ -76,28 +92,28 @@ def gd_success(data: dict, style) -> plt.Figure:
 
 
 def depth(data: dict, style) -> plt.Figure:
-    """``fig-escape-speed-depth``: ``s_hat(L)`` per dataset (Proposition 3.2; dashed: forward pass alone) and
-    ``s2/s1`` of every layer of the Example 1 optima."""
-    fig, axs = style.subplots(1, 2, size=(9, 3.2))
+    """``fig-escape-speed-depth``: the best speed known at each depth per dataset (solid; dashed: the depth
+    continuation of Proposition 3.2 alone) and ``s2/s1`` of every layer of the fastest random restart of Example 1."""
+    fig, axs = style.subplots(1, 2, size=(9, 2.5))
     handles, labels = [], []
     thin = 0.55 * style.rc.get("lines.linewidth", 1.5)
     for i, d in enumerate(data["datasets"].values()):
         color = style.palette[i % len(style.palette)]
         line, = axs[0].plot(d["depths"], d["speeds"], "o-", color=color)
-        axs[0].plot(d["depths"], d["forward_speeds"], "--", color=color, lw=thin)
+        axs[0].plot(d["depths"], d["continuation"], "--", color=color, lw=thin)
         handles.append(line)
         labels.append(d["name"])
     handles.append(Line2D([], [], ls="--", color=style.muted, lw=thin))
-    labels.append("forward pass alone")
+    labels.append("continuation alone")
     axs[0].set_xlabel("depth $L$")
-    axs[0].set_ylabel("$\\hat s(L)$")
+    axs[0].set_ylabel("best known speed $\\hat s(L)$")
     axs[0].set_xticks(data["depths"])
     im = axs[1].imshow(data["ratios"], aspect="auto", cmap="viridis", vmin=0, vmax=1, origin="lower",
                        extent=list(data["extent"]))
     axs[1].set_xticks(data["layers"])
     axs[1].set_yticks(data["depths"])
     axs[1].grid(False)
-    axs[1].set_xlabel("layer $\\ell$")
+    axs[1].set_xlabel("layer $\\ell$ (Example 1, random restart)")
     axs[1].set_ylabel("depth $L$")
     fig.colorbar(im, ax=axs[1], label="$s_2/s_1(W_\\ell)$")
     _legend(fig, handles, labels)
@@ -107,7 +123,7 @@ def depth(data: dict, style) -> plt.Figure:
 def explosion(data: dict, style) -> plt.Figure:
     """``fig-escape-speed-explosion`` (Proposition 2.2): per-layer scale on ``L0`` (solid), on the MSE loss
     (dashed) and the corrected ODE (dotted), one colour per depth."""
-    fig, ax = style.subplots(size=(6, 3.2))
+    fig, ax = style.subplots(size=(6, 2.6))
     thin = 0.55 * style.rc.get("lines.linewidth", 1.5)
     for i, c in enumerate(data["curves"].values()):
         color = style.palette[i % len(style.palette)]
@@ -123,7 +139,7 @@ def explosion(data: dict, style) -> plt.Figure:
 def escape_time(data: dict, style) -> plt.Figure:
     """``fig-escape-speed-escape-time``: median escape time against ``alpha``; left ``L = 2`` (log-linear), right
     ``L >= 3`` (log-log, dotted: slope ``-(L-2)``)."""
-    fig, axs = style.subplots(1, 2, size=(9, 3.2))
+    fig, axs = style.subplots(1, 2, size=(9, 2.4))
     thin = 0.55 * style.rc.get("lines.linewidth", 1.5)
     deeper = [d for d in data["depths"].values() if d["L"] >= 3]
     for d in data["depths"].values():
@@ -146,7 +162,7 @@ def digits(data: dict, style) -> plt.Figure:
     the escapes (dashed), and the top singular values of every layer over the largest after the first escape and
     at the end. One colour per layer index, the same in every panel."""
     rows = list(data["rows"].values())
-    fig, axs = style.subplots(len(rows), 4, size=(13, 6), squeeze=False)
+    fig, axs = style.subplots(len(rows), 4, size=(13, 3.7), squeeze=False)
     colors = style.sequence(data["max_depth"])
     thin = 0.55 * style.rc.get("lines.linewidth", 1.5)
     small = 0.4 * style.rc.get("lines.markersize", 6)

@@ -293,6 +293,17 @@ def finite_alpha_bias(alphas: list[float], depth: int, speed: float, drop: float
     return abs(loglog_slope(a, T) + (depth - 2))
 
 
+def slope_band(alphas: list[float], depth: int, speed: float, half_width: float = 0.15) -> tuple[float, float]:
+    """The band of the escape-time slope at ``depth >= 3``: ``-(L-2) -+ half_width``, widened on the steep side by the
+    finite-``alpha`` bias of the corrected ODE (:func:`finite_alpha_bias`). The slope of gradient descent lies between
+    the two limits: the ODE's finite-``alpha`` slope, and ``-(L-2)`` exactly for the alignment phase. ``(nan, nan)``
+    when some ``alpha`` is not below the escape scale (the hypothesis fails: there is no plateau to escape from)."""
+    bias = finite_alpha_bias(alphas, depth, speed)
+    if not math.isfinite(bias):
+        return math.nan, math.nan
+    return -(depth - 2) - bias - half_width, -(depth - 2) + half_width
+
+
 @dataclass
 class Alignment:
     """Does gradient descent from small initialization find the optimal escape direction (function space)?"""

@@ -56,7 +56,7 @@ def expected_seconds(values: dict) -> float:
     depth = 12.0 * g("depth_steps", 800) / 800 * sum(per_depth(L, g("depth_width", 12), g("depth_restarts", 24))
                                                      for L in depths) / sum(per_depth(L, 12, 24) for L in (2, 3, 4, 5))
     prop33 = 1.2 * g("depth_steps", 800) / 800
-    # the random restarts of the Theorem 3.1 rows: three circle data sets, every depth L >= 3
+    # the random restarts of the low-rank rows: three circle data sets, every depth L >= 3
     n_deep = sum(1 for L in depths if L >= 3)
     ranks = 14.0 * g("pga_steps", 2000) / 2000 * n_deep / 3 \
         * (0.5 + 0.5 * g("rank_restarts", 48) * g("depth_width", 12) ** 2 / (48 * 12 ** 2))

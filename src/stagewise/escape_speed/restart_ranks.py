@@ -1,8 +1,12 @@
-"""Theorem 3.1 ("Low-rank deep layers") on random restarts of the solver: directions found, not built.
+"""The paper's low-rank picture (Theorem 3.1's conclusion at depths where its bound is vacuous: the "half-bottleneck"
+conjecture) on random restarts of the solver: directions found, not built.
 
-Random restarts of projected ascent at every depth ``L >= 3``, per data set; the restarts that agree on the best speed
-and whose first layer is not rank one (a non-trivial escape) enter the theorem's rows, and the fastest restart that
-stopped short of the best is their control. The deep-layer measure is
+Random restarts of projected ascent at every depth ``L >= 3``, per data set. The best speed *known* at depth ``L`` is
+the largest of these restarts, of the depth continuation and of known lower bounds at every depth ``L' <= L``
+(``s*(L)`` is non-decreasing in ``L``, Proposition 3.2). The restarts that come within a relative margin of it, at
+least two of them, and whose first layer is not rank one (a non-trivial escape) enter the chapter's rows; the fastest
+restart that stopped short of the best is their control. What this certifies: the fastest directions this run found,
+that independent restarts agree on; not the optimum, which no finite search certifies. The deep-layer measure is
 :func:`stagewise.escape_speed.theorem_31._deep_diag`, looked up there at call time.
 """
 from __future__ import annotations
@@ -25,7 +29,7 @@ class RestartBatch:
     L: int
     speeds: torch.Tensor         # (R,) best speed of each restart
     Ws: Weights                  # the restarts' best points
-    best: float                  # best known speed at this depth (these restarts, the continuation, known bounds)
+    best: float                  # best known speed at this depth (restarts, continuation, known bounds, at depths <= L)
     shallow: float               # best speed at depth 2 (a restart at or below it took a rank-one escape)
 
     def hits(self, plateau: float) -> int:
@@ -93,23 +97,39 @@ def restart_ranks(data: dict[str, tuple[torch.Tensor, torch.Tensor]], names: lis
                   restarts: int, steps: int, eta: float, eta_final: float, generator: torch.Generator,
                   continuation: dict | None = None, known: dict[str, float] | None = None) -> RestartRanks:
     """``restarts`` random restarts of projected ascent (``steps`` steps, hidden ``width``) at every depth ``L >= 3`` for
-    the data sets ``names``: Theorem 3.1 measured on directions the solver found, not on the Proposition 3.2
-    construction. ``best`` per depth is the largest of these restarts, the continuation's ``s_hat(L)`` and ``known``
-    lower bounds; ``shallow`` the continuation's ``s_hat(2)`` (or the best single neuron)."""
+    the data sets ``names``: the low-rank picture measured on directions the solver found, not on the Proposition 3.2
+    construction. ``best`` per depth is the best speed known at that depth: the largest of these restarts, the
+    continuation's ``s_hat(L')`` and ``known`` lower bounds over every depth ``L' <= L`` (``s*(L)`` is non-decreasing,
+    Proposition 3.2); ``shallow`` the continuation's ``s_hat(2)`` (or the best single neuron)."""
     batches = []
     for name in names:
         X, G = data[name]
         r = (continuation or {}).get(name)
         shallow = r.speeds[r.depths.index(2)] if r is not None and 2 in r.depths else 0.0
-        for L in depths:
+        known_here = (known or {}).get(name, -math.inf)
+        so_far = -math.inf
+        for L in sorted(depths):
+            if r is not None:
+                so_far = max([so_far] + [s for Lc, s in zip(r.depths, r.speeds) if Lc <= L])
             if L < 3:
                 continue
             W0 = init_sphere(X.shape[0], [width] * (L - 1), G.shape[0], restarts, generator, X.device)
             out = projected_ascent(W0, X, G, steps, eta, eta_final)
-            cont = r.speeds[r.depths.index(L)] if r is not None and L in r.depths else -math.inf
-            best = max(float(out.speeds.max()), cont, (known or {}).get(name, -math.inf))
-            batches.append(RestartBatch(name, L, out.speeds, out.Ws, best, shallow))
+            so_far = max(so_far, float(out.speeds.max()), known_here)
+            batches.append(RestartBatch(name, L, out.speeds, out.Ws, so_far, shallow))
     return RestartRanks(batches, data)
+
+
+def best_known(study: RestartRanks, continuation: dict, name: str) -> tuple[list[int], list[float]]:
+    """Per depth of the continuation of data set ``name``: the best speed known there (the continuation's
+    ``s_hat(L)``, the random restarts of ``study`` and every shallower depth's, by Proposition 3.2), for the figure."""
+    r = continuation[name]
+    by_depth = {b.L: float(b.speeds.max()) for b in study.batches if b.name == name}
+    out, so_far = [], -math.inf
+    for L, s in zip(r.depths, r.speeds):
+        so_far = max(so_far, s, by_depth.get(L, -math.inf))
+        out.append(so_far)
+    return list(r.depths), out
 
 
 def nontrivial_rank(study: RestartRanks, part: str = "W", z_from: int = 3) -> float:
@@ -124,7 +144,7 @@ def nontrivial_rank(study: RestartRanks, part: str = "W", z_from: int = 3) -> fl
 
 def short_restart_rank(study: RestartRanks, part: str = "W", min_depth: int = 3) -> float:
     """The same measure on the fastest restart that stopped short (:meth:`RestartRanks.short_restart`): a direction
-    that is *not* optimal, the control of the Theorem 3.1 rows; nan when there is none (or, for ``part="Z"``, it has
+    that is *not* optimal, the control of the low-rank rows; nan when there is none (or, for ``part="Z"``, it has
     depth 3)."""
     c = study.short_restart(min_depth)
     if c is None:

@@ -3,21 +3,18 @@
 Theorem 3.1's constant ``c = kappa sqrt(2 log kappa)`` and its bound ``8 c l^{-1/2} / (1 - c l^{-1/2})``; the
 deep-layer measure of a network (``max_{l>=2} rho_nt(W_l)``, ``rho_nt(Z^sigma_l)`` and ``nu_l`` of the deeper layers,
 ``rho_nt(W_1)``) on the optima of the depth continuation, and on untrained networks of the same shapes (the control).
-The theorem on random restarts of the solver is :mod:`~stagewise.escape_speed.restart_ranks`.
+The low-rank picture on random restarts of the solver is :mod:`~stagewise.escape_speed.restart_ranks`; the same
+deep-layer measure on Proposition 3.2's construction (its added layers are rank one) is :func:`deepened_rank`.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 import torch
 
+from stagewise.escape_speed.deepening import DepthResult, deepen, identity_deepen
 from stagewise.escape_speed.layer_measures import layer_diagnostics
 from stagewise.escape_speed.network import Weights, init_sphere
-
-if TYPE_CHECKING:
-    from stagewise.escape_speed.deepening import DepthResult
 
 ZERO_SPEED = 1e-12   # a speed below ZERO_SPEED * |X|_F |G|_F is zero up to rounding
 
@@ -64,6 +61,23 @@ def _deep_diag(W: Weights, X: torch.Tensor, z_from: int = 3) -> tuple[float, flo
     d = layer_diagnostics(W, X)
     deep_z = d["rho_Z"][z_from - 1:] + d["nu"][z_from - 1:]
     return max(d["rho_W"][1:]), (max(deep_z) if deep_z else math.nan), d["rho_W"][0]
+
+
+def deepened_rank(Ws: Weights, X: torch.Tensor, G: torch.Tensor, k: int = 2, construction: str = "proposition") -> float:
+    """Proposition 3.2's last clause on depth-3 networks ``Ws``: deepen each by ``k`` layers
+    (:func:`~stagewise.escape_speed.deepening.deepen`) and return the largest ``max_{l>=2} rho_nt(W_l)``
+    (:func:`_deep_diag`). From a depth-3 network every layer from the second on is one the construction built (the kept
+    neuron's row, the inserted ``e1 e1^T``, the kept column), so it is 0 up to rounding, whatever the rank of ``W_1``.
+    ``construction="identity"`` inserts full identity layers instead
+    (:func:`~stagewise.escape_speed.deepening.identity_deepen`, the control)."""
+    if len(Ws) != 3:
+        raise ValueError(f"depth {len(Ws)}: the rank clause is measured on depth-3 networks")
+    out = -math.inf
+    for i in range(Ws[0].shape[0]):
+        one = [W[i:i + 1] for W in Ws]
+        deep = deepen(one, X, G, k=k) if construction == "proposition" else identity_deepen(one, k)
+        out = max(out, _deep_diag(deep, X)[0])
+    return out
 
 
 def optima_ranks(results: dict[str, DepthResult], data: dict[str, tuple[torch.Tensor, torch.Tensor]],

@@ -1,9 +1,10 @@
-"""Example 1's growth with width as statistics: Wilson and Newcombe intervals and the width-trend test.
+"""Example 1's growth with width as statistics: Wilson and Newcombe intervals and the width-growth test.
 
 The success fraction of the Example 1 sweeps (paper Figs 2 and 6; the paper's conjecture, Sec. 5) as binomial counts
 per width: the Cochran-Armitage trend test over the informative widths (the forced ones left out), its slope per
-doubling of the width with an interval, the success fraction at the widest width with its Wilson interval, the
-verdicts the chapter's rows apply to them, and the text the prose shows.
+doubling of the width with an interval; the same test *within* the two sides of the largest rise, so that a single
+step (zero, then a plateau) is not growth (:func:`width_growth`); the success fraction at the widest width with its
+Wilson interval, the verdicts the chapter's rows apply to them, and the text the prose shows.
 """
 from __future__ import annotations
 
@@ -97,6 +98,91 @@ def width_trend(widths: list[int], successes: list[int], trials: list[int],
                       slope - Z95 * se0, slope + Z95 * se0, z)
 
 
+@dataclass
+class WidthGrowth:
+    """"The success fraction grows with width" (the paper's Sec. 5 conjecture) as two trend tests over the informative
+    widths: the Cochran-Armitage trend over all of them (:class:`WidthTrend`), and the same statistic *within* the two
+    sides of the largest rise between neighbouring widths (a stratified trend test: each side keeps its own pooled
+    fraction). A single step, zero up to some width and a plateau after it, passes the first test and fails the second:
+    on each side of the step the fractions are flat. Growth is shown when both intervals lie above zero."""
+    overall: WidthTrend
+    split: int                   # the first width after the largest rise (the step the second test removes)
+    within: float                # slope per doubling within the two sides of the split
+    within_lo: float             # within -+ 1.96 standard errors under "no trend within the sides"
+    within_hi: float
+
+    @property
+    def value(self) -> list[float]:
+        """``[slope, lower, upper, within, within lower, within upper]``: what the chapter's row records."""
+        return [*self.overall.value, self.within, self.within_lo, self.within_hi]
+
+
+def width_growth(widths: list[int], successes: list[int], trials: list[int],
+                 min_width: int = MIN_INFORMATIVE_WIDTH) -> WidthGrowth | None:
+    """Growth with width that is more than a single step, over the widths ``>= min_width``; None with fewer than three.
+
+    1. The Cochran-Armitage trend over all informative widths (:func:`width_trend`).
+    2. Split the widths at the largest rise of the fraction between neighbours; within each side, the weighted slope
+       of the fraction against ``log2(width)`` about that side's own mean, pooled over the two sides, with its
+       standard error under "no trend within the sides" (each side's pooled binomial variance). A step at the split
+       has no slope within its sides; growth that goes on past the step has one.
+    """
+    overall = width_trend(widths, successes, trials, min_width)
+    if overall is None or len(overall.widths) < 3:
+        return None
+    x = np.log2(overall.widths)
+    k, n = np.array(overall.successes, dtype=float), np.array(overall.trials, dtype=float)
+    p = k / n
+    j = int(np.argmax(np.diff(p)))                          # the largest rise: between widths j and j + 1
+    num, sxx, var = 0.0, 0.0, 0.0
+    for side in (slice(0, j + 1), slice(j + 1, None)):
+        xs, ks, ns = x[side], k[side], n[side]
+        if len(xs) < 2:
+            continue
+        xbar = float((ns * xs).sum() / ns.sum())
+        s_side = float((ns * (xs - xbar) ** 2).sum())
+        pool = float(ks.sum() / ns.sum())
+        num += float(((xs - xbar) * ks).sum())
+        sxx += s_side
+        var += pool * (1 - pool) * s_side
+    within = num / sxx
+    se = math.sqrt(var) / sxx
+    return WidthGrowth(overall, overall.widths[j + 1], within, within - Z95 * se, within + Z95 * se)
+
+
+def growth_value(result, min_width: int = MIN_INFORMATIVE_WIDTH) -> list[float]:
+    """:attr:`WidthGrowth.value` of :func:`width_growth` for a sweep (:class:`AscentSweep` or :class:`GDSuccess`):
+    the chapter's growth row measures it on the sweep and on its step-shaped control; nan without three informative
+    widths."""
+    growth = width_growth(result.widths, result.successes, result.trials, min_width)
+    return growth.value if growth is not None else [math.nan] * 6
+
+
+def growth_shown(value: list[float]) -> bool:
+    """The verdict on a :attr:`WidthGrowth.value`: growth is shown when the lower ends of both intervals (the trend
+    over the informative widths, and the trend within the two sides of the largest rise) lie above zero. A flat,
+    falling or noisy curve fails the first; a single step fails the second."""
+    if len(value) != 6 or not all(math.isfinite(float(v)) for v in value):
+        return False
+    return bool(float(value[1]) > 0.0 and float(value[4]) > 0.0)  # exact: decision rules on intervals' ends
+
+
+def growth_short(growth: WidthGrowth | None) -> str:
+    """``"+0.01 [-0.03, +0.04], within the sides +0.00 [-0.09, +0.04]"``: both intervals, briefly, for the story."""
+    if growth is None:
+        return "not computed (fewer than three informative widths)"
+    return (f"{growth.overall.slope:+.2f} [{growth.overall.lo:+.2f}, {growth.overall.hi:+.2f}] per doubling, within "
+            f"the sides {growth.within:+.2f} [{growth.within_lo:+.2f}, {growth.within_hi:+.2f}]")
+
+
+def growth_text(growth: WidthGrowth | None) -> str:
+    """``"+0.12 [+0.05, +0.19] per doubling; within the sides of the rise at width 8: +0.01 [-0.10, +0.12]"``."""
+    if growth is None:
+        return "not computed (fewer than three informative widths)"
+    return (f"{trend_text(growth.overall)}; within the two sides of the largest rise (at width {growth.split}): "
+            f"{growth.within:+.2f} [{growth.within_lo:+.2f}, {growth.within_hi:+.2f}]")
+
+
 def trend_value(result, min_width: int = MIN_INFORMATIVE_WIDTH) -> list[float]:
     """``[slope, lower, upper]`` of :func:`width_trend` for a sweep (:class:`AscentSweep` or :class:`GDSuccess`) over
     the widths ``>= min_width``; nan without two such widths."""
@@ -139,6 +225,16 @@ def grows_with_width(widths: list[int], fractions: np.ndarray) -> bool:
         return False
     rho = spearmanr(widths, fractions).statistic
     return bool(fractions[-2:].mean() > (small.mean() if len(small) else 0.0) + tol and rho > tol)
+
+
+def counts_text(widths: list[int], counts: list[int], trials: list[int], min_width: int = 1) -> str:
+    """``"1: 0/24, 2: 0/24, 4: 3/24"``: a count per width (the widths ``>= min_width``), for the prose."""
+    return ", ".join(f"{w}: {k}/{n}" for w, k, n in zip(widths, counts, trials) if w >= min_width)
+
+
+def fraction_text(value: list[float]) -> str:
+    """``"0.44 [0.23, 0.67]"``: a fraction with its 95% interval (:func:`widest_fraction`), for the prose."""
+    return f"{value[0]:.2f} [{value[1]:.2f}, {value[2]:.2f}]"
 
 
 def widest_fraction(result) -> list[float]:
