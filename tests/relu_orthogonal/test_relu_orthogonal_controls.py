@@ -37,6 +37,32 @@ def test_frozen_rates_and_jump_times_depart_only_after_the_first_jump():
     assert list(frozen.neurons) == list(lp.neurons) and np.array_equal(frozen.times, lp.times)
 
 
+def test_memoryless_staircase_is_a_whole_wrong_theory():
+    """Control of Theorem 2's plateau rows (thm-relu-orthogonal-jumps): neurons never slowed by others' jumps. On the
+    hand example neuron 1 jumps at 1/r_1(0), too early, fitting what neuron 0 left; the staircase it predicts has the
+    same plateau values but another clock, and agrees with Algorithm 1 before the first jump."""
+    y, s, M = hand_example()
+    lp = algorithm.algorithm1(y, M, s)
+    mem = algorithm.memoryless_staircase(lp, M)
+    assert mem.neurons.tolist() == lp.neurons.tolist() == [0, 1]
+    assert mem.times[0] == pytest.approx(lp.times[0]) and mem.times[1] == pytest.approx(1 / lp.rates[0, 1])
+    assert mem.times[1] < lp.times[1] - 0.1 * lp.times[0]
+    assert np.allclose(mem.plateau_losses, lp.plateau_losses)
+    assert mem.tau.shape == mem.rates.shape == mem.active.shape == (3, 2)
+    assert np.allclose(mem.exponents(0.5 * lp.times[:1]), lp.exponents(0.5 * lp.times[:1]))
+    assert [S.tolist() for S in mem.fitted_sets] == [S.tolist() for S in lp.fitted_sets]
+
+
+def test_selection_tally_accounts_for_every_draw():
+    """The sweep's draws (thm-relu-orthogonal-jumps): every draw tried is kept or rejected by exactly one rule, and
+    the kept ones are the draws ``sweep_draws`` returns."""
+    draws = sweep.sweep_draws(4, 2, 40.0, resolve_at=400.0, eta=0.2)
+    tried = draws[-1][0] + 1
+    tally = sweep.selection_tally(4, tried, 40.0, resolve_at=400.0, eta=0.2)
+    assert sum(tally.values()) == tried and tally["kept"] == 2
+    assert set(tally) == set(sweep.SELECTION_RULES) | {"kept"}
+
+
 def test_ambiguous_order_and_offset_tolerance():
     """Two jumps may swap at a given lambda only when closer than tol/(L r) each; larger L resolves them."""
     y, s, M = hand_example()

@@ -17,3 +17,14 @@ def test_min_norm_and_sandwich():
             assert ratio >= 1 - 1e-12
     y = np.array([3.0, -4.0, 4.0])
     assert norms.min_norm_sq(y) == pytest.approx(2 * (5 + 4))
+
+
+def test_off_mask_share_counts_only_neurons_outside_the_mask():
+    """Proposition 1 on a trained network (prop-relu-orthogonal-balance): the share of each label carried by neurons
+    that are not in its mask column (wrong sign or inactive at init)."""
+    y = np.array([2.0, -1.0])
+    W = np.array([[1.0, 0.5], [0.0, 1.0]])                # neuron 0 active on both points, neuron 1 on point 1
+    a = np.array([2.0, -1.0])
+    M = np.array([[True, False], [False, True]])          # point 0: neuron 0; point 1: neuron 1
+    assert norms.off_mask_share(W, a, y, M) == 1.0              # neuron 0 carries 2 * 0.5 = 1 of |y_1| = 1
+    assert norms.off_mask_share(W, a, y, np.array([[True, False], [True, True]])) == 0.0

@@ -26,6 +26,20 @@ def test_he_controls_at_a_lazy_width():
     assert w.he_fit[0] < 1e-6 < width_study.he_fit_stopped_early(w)
     assert width_study.lazy_distance_row(w) < 0.5
     assert width_study.lazy_distance_row(w, trained=False) == pytest.approx(1.0)
+    assert width_study.he_init_z(w) < 4.5 < width_study.he_init_z(w, fan_in_bound=True)
+    assert width_study.lazy_distance_identity(w) < 1e-9
+    assert w.gd_off_mask.max() < 1e-6 < width_study.he_off_mask_row(w)       # Proposition 1 and its control
     y, W, a = w.he_runs[0]
     res = width_study.he_training(y[::-1].copy(), W, a, width_study.HE_STEPS)
     assert width_study.he_fit_ratio(res, y, W, a) > 1e-3
+
+
+def test_small_init_gap_closes_as_lambda_shrinks():
+    """Theorem 2 on Figure 6's small-init runs (thm-relu-orthogonal-jumps): on the same draws, gradient descent's
+    norm gap below Algorithm 1 shrinks when log(1/lambda) is multiplied by four, while its gap to the minimal norm
+    (the control) grows."""
+    w = width_study.norm_vs_width(0, 1, 2, [64, 256], 30.0, widths=2 ** np.arange(4, 6), gd_draws=3)
+    assert np.all(w.gd_gap > 0) and np.all(np.isfinite(w.gd_alg1_ratio))
+    smaller = width_study.small_init_gd(w, 120.0)
+    assert smaller.log_inv_lam == 120.0 and smaller.ratio.shape == (2,)
+    assert width_study.gap_closing(w, smaller) < 0.75 < 1 < width_study.gap_closing(w, smaller, "min")

@@ -29,6 +29,11 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
                                   ``plateau_error_scale``; experiments
                                   ``staircase.predict_figure1``/``train_figure1``/
                                   ``measure_figure1`` and ``sweep.run_sweep``/``measure_sweep``
+                                  (draws: ``sweep.selection_tally``); wrong theories held
+                                  against it: ``algorithm.frozen_prediction``,
+                                  ``frozen_rates``, ``frozen_jump_times``,
+                                  ``memoryless_staircase``; finite-lambda gaps of Figs. 5
+                                  and 6: ``gd_norms.gap_closing``, ``width_study.gap_closing``
 ``prop-relu-orthogonal-coverage`` Proposition 2, coverage: ``coverage.coverage_exact``,
                                   ``coverage_union_bound``, ``assumption4_union_bound``,
                                   ``coverage_monte_carlo``, ``half_coverage_width``,
@@ -39,9 +44,10 @@ Statements of the chapter (``prf`` labels) and the code implementing them:
                                   ``gd_norms.norm_vs_n_gd`` (GD lower bound)
 ``thm-relu-orthogonal-sqrtn``     Theorem 3, sqrt(n) scaling: ``norms.width_rule``,
                                   ``norm_scaling.norm_vs_n``, ``width_study.norm_vs_width``
-``prop-relu-orthogonal-width``    Figure 6 (width trend, an empirical claim) and lazy training
-                                  from the He init: ``width_study.norm_vs_width``,
-                                  ``lazy_norm_sq``, ``he_training``, ``he_fit_ratio``
+``prop-relu-orthogonal-width``    Figure 6 (width trend, an empirical claim) and the lazy-training
+                                  heuristic for the He init: ``width_study.norm_vs_width``,
+                                  ``small_init_gd``, ``lazy_solution``, ``lazy_distance``,
+                                  ``he_training``, ``he_fit_ratio``
 ================================  =========================================================
 
 Modules:

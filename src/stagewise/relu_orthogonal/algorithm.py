@@ -195,11 +195,38 @@ def frozen_prediction(lp: LimitProcess, M: np.ndarray) -> tuple[np.ndarray, list
     return order, [np.flatnonzero(M[:, j]) for j in order]
 
 
-def staircase_one_late(lp: LimitProcess) -> LimitProcess:
-    """A wrong prediction (the control of the plateau checks): the staircase read one plateau late, L^(k-1) on
-    (t_k, t_{k+1}), as if each drop came only at the next jump (everything else unchanged)."""
+def memoryless_staircase(lp: LimitProcess, M: np.ndarray) -> LimitProcess:
+    """A wrong theory (the control of the plateau checks): neurons grow independently, never slowed by the points
+    that others fit. Neuron j keeps its initial rate r_j(0) (in ``lp``'s clock: gradient flow or step-size
+    corrected) and jumps when its exponent 1 - r_j(0) t reaches 0, at t = 1/r_j(0), fitting the points of A_j that
+    are still unfitted (a neuron left with none does not jump). Returns its whole staircase as a LimitProcess
+    (times, neurons, sets, plateau losses, exponents and rates), so that the plateau measurements read it exactly
+    as they read Algorithm 1. It agrees with Algorithm 1 up to the first jump that takes points from a neuron
+    still growing."""
     from dataclasses import replace
-    return replace(lp, plateau_losses=np.concatenate([lp.plateau_losses[:1], lp.plateau_losses[:-1]]))
+    n, m = M.shape
+    r0 = lp.rates[0]
+    y2 = lp.y ** 2
+    unfitted, fitted = np.ones(n, bool), np.zeros(m, bool)
+    times, neurons, sets, losses = [], [], [], [lp.plateau_losses[0]]
+    for j in np.argsort(-r0, kind="stable"):
+        if r0[j] <= 0:
+            break
+        S = np.flatnonzero(M[:, j] & unfitted)
+        if S.size == 0:
+            continue
+        unfitted[S] = False
+        times.append(1.0 / r0[j]); neurons.append(int(j)); sets.append(S)
+        losses.append(lp.c / (2 * n) * y2[unfitted].sum())
+    t = np.concatenate([[0.0], times])
+    active = np.ones((len(t), m), bool) & (r0 > 0)
+    for k, j in enumerate(neurons):
+        active[k + 1:, j] = False
+    rates = np.where(active, r0, 0.0)
+    tau = np.where(active, np.maximum(1.0 - t[:, None] * r0, 0.0), 0.0)
+    return replace(lp, times=np.array(times), neurons=np.array(neurons, int), fitted_sets=sets,
+                   plateau_losses=np.array(losses), tau=tau, rates=rates, active=active,
+                   members=[np.array([j]) for j in neurons])
 
 
 def frozen_rates(lp: LimitProcess) -> LimitProcess:

@@ -118,8 +118,14 @@ def norm_vs_n(scaling: NormScaling, gd: NormGD) -> dict[str, Any]:
             "ratio_limit": float(1 + np.sqrt(2))}
 
 
-def norm_vs_width(w: WidthStudy) -> dict[str, Any]:
-    """Figure 6: ratio to the minimal norm against width: small init (Algorithm 1; GD) and He init (GD)."""
+def norm_vs_width(w: WidthStudy, smaller=None) -> dict[str, Any]:
+    """Figure 6: ratio to the minimal norm against width. Small init: Algorithm 1 (all draws, and the GD draws),
+    GD at the study's lambda and (``smaller``, a ``width_study.SmallInitGD``) at a smaller one; He init (GD)."""
+    nan = np.full(len(w.gd_widths), np.nan)
     return {"widths": np.asarray(w.widths, dtype=float), "ratio": np.asarray(w.ratio, dtype=float),
             "gd_widths": np.asarray(w.gd_widths, dtype=float), "gd_ratio": np.asarray(w.gd_ratio, dtype=float),
+            "gd_alg1_ratio": np.asarray(w.gd_alg1_ratio if w.gd_alg1_ratio is not None else nan, dtype=float),
+            "gd_small_ratio": np.asarray(smaller.ratio if smaller is not None else nan, dtype=float),
+            "log_inv_lam": float(w.log_inv_lam),
+            "small_log_inv_lam": float(smaller.log_inv_lam if smaller is not None else np.nan),
             "he_ratio": np.asarray(w.he_ratio, dtype=float)}

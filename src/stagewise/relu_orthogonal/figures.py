@@ -23,9 +23,10 @@ def _color(style, i: int) -> str:
 
 
 def staircase(data: dict, style) -> plt.Figure:
-    """Figure 1: loss staircase against Algorithm 1's plateaus and jump epochs; points fitted per neuron."""
+    """Figure 1: loss staircase against Algorithm 1's plateaus and jump epochs (left); points fitted per neuron
+    (right), side by side so that the figure stays short on a laptop screen."""
     ep = data["epochs"]
-    fig, (ax, bx) = style.subplots(2, 1, size=(7.5, 6), sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+    fig, (ax, bx) = style.subplots(1, 2, size=(10, 3.1), gridspec_kw={"width_ratios": [1.5, 1]})
     ax.semilogy(ep, data["loss"], lw=_width(style, 1.5), label="gradient descent")
     ax.semilogy(ep, data["plateaus"], "--", color=style.ink, lw=_width(style), label="Algorithm 1 plateaus $L^{(k)}$")
     for epoch in data["jump_epochs"]:
@@ -33,21 +34,23 @@ def staircase(data: dict, style) -> plt.Figure:
             a.axvline(epoch, color=style.muted, ls=":", lw=_width(style))
     ax.set_ylim(*data["ylim"])
     ax.set_ylabel("training loss")
+    ax.set_xlabel("epoch")
     ax.legend(loc="lower left")
     handles = [bx.plot(ep, counts, color=_color(style, int(j)), label=f"neuron {j}")[0]
                for j, counts in zip(data["neurons"], data["fitted"])]
     bx.set_xlabel("epoch")
     bx.set_ylabel("fitted points")
     if handles:     # a legend without artists warns in the notebook
-        fig.legend(handles=handles, loc="outside right upper", fontsize="small")
-    ax.set_xlim(*data["xlim"])
+        bx.legend(handles=handles, loc="center right", fontsize="small", ncols=2)
+    for a in (ax, bx):
+        a.set_xlim(*data["xlim"])
     return fig
 
 
 def lognorms(data: dict, style) -> plt.Figure:
     """Figure 3: log ||w_j|| against the broken lines -tau_j(t) log(1/lambda) of Algorithm 1 (dashed, ink)."""
     ep, log_norm, predicted = data["epochs"], data["log_norm"], data["predicted"]
-    fig, ax = style.subplots(size=(7.5, 4.5))
+    fig, ax = style.subplots(size=(10, 2.9))
     for j in range(log_norm.shape[1]):
         ax.plot(ep, log_norm[:, j], color=_color(style, j), lw=_width(style, 1.5), label=f"neuron {j}")
         ax.plot(ep, predicted[:, j], color=style.ink, ls="--", lw=_width(style, 0.8), zorder=3)
@@ -59,15 +62,15 @@ def lognorms(data: dict, style) -> plt.Figure:
 
 def snapshots(data: dict, style) -> plt.Figure:
     """Figure 4: neurons (dots) and predicted directions (crosses) on a random plane (drawn in the data), six
-    epochs; angle = projected direction, radius = log ||w_j|| + log(1/lambda)."""
-    fig, axes = style.subplots(2, 3, size=(9, 6), subplot_kw={"projection": "polar"})
+    epochs in one row; angle = projected direction, radius = log ||w_j|| + log(1/lambda)."""
+    fig, axes = style.subplots(1, 6, size=(12, 2.6), subplot_kw={"projection": "polar"})
     angle, radius, predicted = data["angle"], data["radius"], data["predicted_angle"]
     for ax, k, label in zip(axes.flat, range(len(data["epochs"])), "abcdef"):
         for j in range(angle.shape[1]):
             ax.plot([angle[k, j]], [radius[k, j]], "o", color=_color(style, j))
             if np.isfinite(predicted[k, j]):
                 ax.plot([predicted[k, j]], [radius[k, j]], "x", color=_color(style, j), ms=_marker(style, 9))
-        ax.set_title(f"({label}) epoch {int(data['epochs'][k]):,}", fontsize="medium")
+        ax.set_title(f"({label}) {int(data['epochs'][k]):,}", fontsize="medium")
         ax.set_yticklabels([])
         ax.set_xticklabels([])
         ax.set_ylim(0, data["rmax"])
@@ -76,7 +79,7 @@ def snapshots(data: dict, style) -> plt.Figure:
 
 def sweep(data: dict, style) -> plt.Figure:
     """Theorem 2 on the first draw: jump times against 1/log(1/lambda) with the extrapolation; loss curves."""
-    fig, (ax, bx) = style.subplots(1, 2, size=(10, 4))
+    fig, (ax, bx) = style.subplots(1, 2, size=(10, 3.1))
     that, x = data["that"], data["x"]
     for k in range(len(that)):
         color = _color(style, k)
@@ -103,7 +106,7 @@ def sweep(data: dict, style) -> plt.Figure:
 
 def coverage(data: dict, style) -> plt.Figure:
     """Proposition 2: Monte Carlo (dots), exact formula (solid), union bound (dotted), m = 2 log2 n (dashed)."""
-    fig, ax = style.subplots(size=(7.5, 4.2))
+    fig, ax = style.subplots(size=(10, 3.0))
     ms = data["ms"]
     for q, n in enumerate(data["ns"]):
         color = _color(style, q)
@@ -121,7 +124,7 @@ def coverage(data: dict, style) -> plt.Figure:
 def norm_vs_n(data: dict, style) -> plt.Figure:
     """Figure 5: squared norms against n (Algorithm 1, minimal norm, GD); inset: mean ratio to the optimum."""
     ns = data["ns"]
-    fig, ax = style.subplots(size=(7, 4.5))
+    fig, ax = style.subplots(size=(10, 3.1))
     ax.loglog(ns, data["alg_norm"], "o-", color=_color(style, 0), label=r"Algorithm 1 ($\lambda\to0$), mean")
     ax.loglog(ns, data["opt_norm"], "s-", color=_color(style, 1), label=r"minimal norm $2(\|y_+\|+\|y_-\|)$")
     ax.plot(data["gd_n"], data["gd_norm"], "^", color=style.ink, ms=_marker(style, 5),
@@ -142,15 +145,27 @@ def norm_vs_n(data: dict, style) -> plt.Figure:
 
 
 def norm_vs_width(data: dict, style) -> plt.Figure:
-    """Figure 6: ratio to the minimal norm against width, small init (Algorithm 1, GD) and He init (GD)."""
-    fig, ax = style.subplots(size=(7, 4.2))
-    ax.semilogx(data["widths"], data["ratio"], "o-", color=_color(style, 0),
-                label="small init, Algorithm 1 (ratio to optimum)")
-    ax.semilogx(data["gd_widths"], data["gd_ratio"], "^", color=style.ink, label="small init, gradient descent")
-    ax.semilogx(data["gd_widths"], data["he_ratio"], "s--", color=_color(style, 1), label="He init, gradient descent")
+    """Figure 6: ratio to the minimal norm against width. Left, small init: Algorithm 1 (mean over all draws; and
+    over the GD draws), gradient descent at two lambdas. Right: small init against He init (log scale)."""
+    fig, (ax, bx) = style.subplots(1, 2, size=(10, 3.2))
+    gw = data["gd_widths"]
+    ax.semilogx(data["widths"], data["ratio"], "o-", color=_color(style, 0), label="Algorithm 1, mean")
+    ax.semilogx(gw, data["gd_alg1_ratio"], "o", mfc="none", color=_color(style, 0), ms=_marker(style, 8),
+                label="Algorithm 1, GD draws")
+    ax.semilogx(gw, data["gd_ratio"], "^", color=style.ink,
+                label=fr"GD, $\log(1/\lambda)={data['log_inv_lam']:g}$")
+    if np.isfinite(data["gd_small_ratio"]).any():
+        ax.semilogx(gw, data["gd_small_ratio"], "v", color=_color(style, 2),
+                    label=fr"GD, $\log(1/\lambda)={data['small_log_inv_lam']:g}$")
     ax.axhline(1, color=style.muted, lw=_width(style, 0.8))
     ax.set_xlabel("width m")
     ax.set_ylabel(r"$\|\theta\|^2/\|\theta^*\|^2$")
-    ax.set_yscale("log")
+    ax.set_title("small initialisation", fontsize="medium")
     ax.legend(fontsize="small")
+    bx.loglog(data["widths"], data["ratio"], "o-", color=_color(style, 0), label="small init, Algorithm 1")
+    bx.loglog(gw, data["he_ratio"], "s--", color=_color(style, 1), label="He init, GD")
+    bx.axhline(1, color=style.muted, lw=_width(style, 0.8))
+    bx.set_xlabel("width m")
+    bx.set_title("small against He initialisation", fontsize="medium")
+    bx.legend(fontsize="small")
     return fig

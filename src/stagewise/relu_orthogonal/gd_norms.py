@@ -13,7 +13,7 @@ import numpy as np
 from stagewise.relu_orthogonal import norm_scaling
 from stagewise.relu_orthogonal.algorithm import algorithm1
 from stagewise.relu_orthogonal.data import draw_instance, draw_seed
-from stagewise.relu_orthogonal.norms import norm_lower_bound_from_min, width_rule
+from stagewise.relu_orthogonal.norms import norm_lower_bound_from_min, off_mask_share, width_rule
 # ``gd_numba`` is looked up here at call time by ``width_study`` too (``gd_norms.gd_numba``), so that the bug
 # catalogue's target ``gd_norms:gd_numba`` reaches the Figure 5 and the Figure 6 runs.
 from stagewise.relu_orthogonal.training import fit_loss, gd_numba, steps_for
@@ -26,6 +26,7 @@ class NormGD:
     rows: np.ndarray          # the final loss (column 4) is read off the final weights against the draw's labels
     labels: list = None       # per run: its labels y
     outputs: list = None      # per run: the final network's outputs h(x_i)
+    off_mask: np.ndarray = None  # per run: share of a label carried by neurons outside its mask (norms.off_mask_share)
     capped: np.ndarray = None # per run: its step budget was cut at MAX_STEPS (Algorithm 1 asked for more)
     seed: int = 0             # the stream, log(1/lambda) and draws per n of the study (to rerun it at smaller lambda)
     log_inv_lam: float = 30.0
@@ -101,16 +102,19 @@ def _gd_runs_at(seed: int, n: int, log_inv_lam: float, draws: int):
 def norm_vs_n_gd(seed: int, log2n_max: int, log_inv_lam: float, draws: int = 3, progress=None) -> NormGD:
     """GD (MSE, learning rate 0.5: c = 1, eta = 1) from norms lambda/sqrt(m), at most MAX_STEPS steps.
     ``progress(iterable)`` (optional) shows a bar over n."""
-    rows, labels, outputs, capped = [], [], [], []
+    rows, labels, outputs, capped, off = [], [], [], [], []
     ns = 2 ** np.arange(4, log2n_max + 1)
     for n_ in (ns if progress is None else progress(ns)):
         batch, lpg, want, y_batch, rg, fit = _gd_runs_at(seed, int(n_), log_inv_lam, draws)
         h = rg.outputs()
+        W, a = rg.weights()
         for q, lp in enumerate(lpg):
             rows.append((int(n_), rg.final_norm_sq()[q], lp.norm_sq(), norm_scaling.min_norm_sq(lp.y), fit[q],
                          lp.uncovered.size == 0))
             labels.append(y_batch[q]); outputs.append(h[q]); capped.append(bool(want[q] > MAX_STEPS))
+            off.append(off_mask_share(W[q], a[q], batch[q][0], batch[q][3]))
     return NormGD(rows=np.array(rows, dtype=float), labels=labels, outputs=outputs, capped=np.array(capped, bool),
+                  off_mask=np.array(off),
                   seed=seed, log_inv_lam=log_inv_lam, draws=draws)
 
 

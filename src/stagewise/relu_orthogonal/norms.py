@@ -46,3 +46,11 @@ def width_rule(n: int, failure: float = 0.05) -> int:
     """Width with n (3/4)^m <= failure (Proposition 2(i)'s union bound over rows), the note's m(n) for
     the Theorem 3 experiment (Fig. 5)."""
     return int(np.ceil((log(n) - log(failure)) / log(4 / 3)))
+
+
+def off_mask_share(W: np.ndarray, a: np.ndarray, y: np.ndarray, M: np.ndarray) -> float:
+    """Proposition 1 with Assumption 2 on one trained network (X = I_n): a point is fitted only by neurons of its
+    label's sign that were active on it at initialisation (the mask M, (n, m)). Returns the largest share, over
+    points, of |y_i| carried by the other neurons: max_i sum_{j: M_ij = 0} |a_j relu(W_ji)| / |y_i|."""
+    contrib = np.abs(a[:, None] * np.maximum(W, 0.0))          # (m, n)
+    return float(np.max((contrib * ~M.T.astype(bool)).sum(axis=0) / np.abs(y)))

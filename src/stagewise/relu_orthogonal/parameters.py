@@ -35,7 +35,8 @@ def _costs(values: dict) -> dict[str, float]:
         "cover_seeds": 2.5 * v("cover_seeds", 12) / 12,
         "norm_log2n_max": 2 * 1.2 * seeds / 20 * 2.0 ** (k - 14) * (k / 14) ** 2,
         "norm_gd_log2n_max": 3.4 * 2.0 ** (kg - 9) * min(1.0, v("norm_gd_log_inv_lambda", 30.0) / 30.0) ** 0.5,
-        "width_gd_widths": 0.7 * seeds / 20 + 6.0 * sum(v("width_gd_widths", [16, 64, 256, 1024])) / 1360,
+        # the GD widths are trained twice: at log(1/lambda) and, for the gap closing as lambda -> 0, at four times it
+        "width_gd_widths": 0.7 * seeds / 20 + 8.5 * sum(v("width_gd_widths", [16, 64, 256, 1024])) / 1360,
     }
 
 

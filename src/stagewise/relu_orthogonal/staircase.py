@@ -13,8 +13,8 @@ import numpy as np
 
 from stagewise.core.run.parameters import ParameterError
 from stagewise.relu_orthogonal.algorithm import (LimitProcess, algorithm1, find_instances, frozen_jump_times,
-                                                  frozen_prediction, frozen_rates, order_and_sets_match,
-                                                  staircase_one_late)
+                                                  frozen_prediction, frozen_rates, memoryless_staircase,
+                                                  order_and_sets_match)
 from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
                                                    norm_error_scale, plateau_error_scale, plateau_errors,
                                                    record_at)
@@ -38,7 +38,7 @@ class Figure1Prediction:
     log_inv_lam: float        # log(1/lambda)
     lp: LimitProcess          # Algorithm 1 with the step-size correction, predicted directions stored
     lp_gf: LimitProcess       # Algorithm 1, gradient-flow form
-    lp_late: LimitProcess     # control: the staircase read one plateau late (``algorithm.staircase_one_late``)
+    lp_memoryless: LimitProcess    # control: neurons never slowed by others' jumps (``algorithm.memoryless_staircase``)
     lp_frozen_times: LimitProcess  # control: each neuron jumps at its initial waiting time (``algorithm.frozen_jump_times``)
     lp_frozen_rates: LimitProcess  # control: exponents fall at their initial rates (``algorithm.frozen_rates``)
 
@@ -71,8 +71,8 @@ class Figure1Prediction:
 
 def figure1_horizon(n: int) -> float:
     """Accelerated time (c = 1) before which the Figure 1 draw must finish jumping: 3 sqrt(n) (24 at the paper's
-    n = 64, about the paper's 1.3 million steps). A first jump comes near n / ||y_{A_j}|| ~ sqrt(2n) for |N(0,1)|
-    labels (|A_j| ~ n/2), so the horizon is about twice that, at every n."""
+    n = 64). A first jump comes near n / ||y_{A_j}|| ~ sqrt(2n) for |N(0,1)| labels (|A_j| ~ n/2), so the horizon
+    is about twice that, at every n."""
     return 3.0 * float(np.sqrt(n))
 
 
@@ -98,7 +98,7 @@ def predict_figure1(seed: int, n: int, m: int, c: float, eta: float, log_inv_lam
     (draw, (y, U, s, M)), = picked
     lp = algorithm1(y, M, s, c=c, eta=eta, directions=True)
     return Figure1Prediction(draw=draw, y=y, U=U, s=s, M=M, c=c, eta=eta, log_inv_lam=log_inv_lam, lp=lp,
-                             lp_gf=algorithm1(y, M, s, c=c), lp_late=staircase_one_late(lp),
+                             lp_gf=algorithm1(y, M, s, c=c), lp_memoryless=memoryless_staircase(lp, M),
                              lp_frozen_times=frozen_jump_times(lp), lp_frozen_rates=frozen_rates(lp))
 
 

@@ -12,8 +12,8 @@ import numpy as np
 
 from stagewise.core.run.parameters import ParameterError
 from stagewise.numerics.fits import inverse_log_fit
-from stagewise.relu_orthogonal.algorithm import (algorithm1, find_instances, frozen_prediction, order_and_sets_match,
-                                                  staircase_one_late)
+from stagewise.relu_orthogonal.algorithm import (algorithm1, find_instances, frozen_prediction, memoryless_staircase,
+                                                  order_and_sets_match)
 from stagewise.relu_orthogonal.diagnostics import (exponent_errors, jump_offsets_nats, measured_jumps,
                                                    plateau_error_scale, plateau_errors)
 from stagewise.relu_orthogonal.training import GDResult, gd_numba, steps_for
@@ -28,7 +28,7 @@ class Sweep:
     eta: float
     lps: list                 # Algorithm 1 per draw, step-size-corrected
     lps_gf: list              # Algorithm 1 per draw, gradient-flow form
-    lps_late: list            # control: the staircase read one plateau late (``algorithm.staircase_one_late``)
+    lps_memoryless: list      # control: neurons never slowed by others' jumps (``algorithm.memoryless_staircase``)
     res: GDResult
 
     def run_index(self, d: int, a: int) -> int:
@@ -60,6 +60,39 @@ def sweep_draws(seed: int, count: int, t_max: float, n: int = 32, m: int = 10, r
     return draws
 
 
+#: The rules of ``sweep_draws``, in the order they are applied (``selection_tally``).
+SELECTION_RULES = ("uncovered points", "tie, identical columns or no jump", "jumps closer than 0.3",
+                   "last jump too late", "jumps not resolved at the smallest lambda")
+
+
+def selection_tally(seed: int, tried: int, t_max: float, n: int = 32, m: int = 10, resolve_at: float | None = None,
+                    eta: float | None = None) -> dict[str, int]:
+    """How the selection of ``sweep_draws`` treated the first ``tried`` draws of stream ``seed``: for each rule of
+    SELECTION_RULES, the draws it rejected first, and ``kept``. Algorithm 1 only (what the reader is told about the
+    draws that Theorem 2 is tested on)."""
+    from stagewise.relu_orthogonal.algorithm import merged_groups, min_gap
+    from stagewise.relu_orthogonal.data import draw_instance, draw_seed
+    tally = dict.fromkeys(SELECTION_RULES + ("kept",), 0)
+    tol = offset_tolerance(n)
+    for k in range(tried):
+        y, U, s, M = draw_instance(draw_seed(seed, k), n, m, "gaussian", "random")
+        lp = algorithm1(y, M, s)
+        if lp.uncovered.size:
+            rule = SELECTION_RULES[0]
+        elif lp.tie is not None or merged_groups(lp) or not lp.K:
+            rule = SELECTION_RULES[1]
+        elif min_gap(lp) < 0.3:
+            rule = SELECTION_RULES[2]
+        elif lp.times[-1] > t_max:
+            rule = SELECTION_RULES[3]
+        elif resolve_at is not None and ambiguous_order(algorithm1(y, M, s, eta=eta), resolve_at, tol):
+            rule = SELECTION_RULES[4]
+        else:
+            rule = "kept"
+        tally[rule] += 1
+    return tally
+
+
 def run_sweep(draws: list, log_inv_lams, eta: float) -> Sweep:
     """Every draw at every log(1/lambda), c = 1, one compiled batch (Theorem 2's limit lambda -> 0)."""
     Ls = np.array(sorted(log_inv_lams))
@@ -67,14 +100,14 @@ def run_sweep(draws: list, log_inv_lams, eta: float) -> Sweep:
     n = len(draws[0][1][0])
     lps = [algorithm1(y, M, s, eta=eta) for _, (y, U, s, M) in draws]
     lps_gf = [algorithm1(y, M, s) for _, (y, U, s, M) in draws]
-    lps_late = [staircase_one_late(lp) for lp in lps]
+    lps_memoryless = [memoryless_staircase(lp, M) for lp, (_, (y, U, s, M)) in zip(lps, draws)]
     y = np.array([d[1][0] for d in draws for _ in Ls])
     U = np.array([d[1][1] for d in draws for _ in Ls])
     s = np.array([d[1][2] for d in draws for _ in Ls])
     ell = -np.array([[L] * m for _ in draws for L in Ls])
     steps = np.array([steps_for(lp, L, eta, 1.0, n) for lp in lps for L in Ls])
     res = gd_numba(y, U, s, ell, np.full(len(y), eta), 1.0, steps, rec_every=50, eta_name="sweep_lr")
-    return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, lps_late=lps_late, res=res)
+    return Sweep(draws=draws, Ls=Ls, eta=eta, lps=lps, lps_gf=lps_gf, lps_memoryless=lps_memoryless, res=res)
 
 
 #: Round-off floor of the plateau-loss tolerance (relative to L^(0)), where lambda^(2 tau) underflows.

@@ -1,8 +1,10 @@
 """Norm against width at n = 32 (the paper's Figure 6, prop-relu-orthogonal-width) and the lazy contrast.
 
 ``norm_vs_width``: n = 32 and growing width, small balanced initialisation (Algorithm 1 and GD) against
-PyTorch's default (lazy) initialisation; the He runs measured against the lazy-training prediction
-(``lazy_solution``, ``lazy_distance``) and by their fit (``he_fit_ratio``).
+PyTorch's default (lazy) initialisation; the He runs measured against the lazy-training heuristic
+(``lazy_solution``, ``lazy_distance``) and by their fit (``he_fit_ratio``). ``small_init_gd`` trains the same
+small-init draws at a smaller lambda, and ``gap_closing`` says whether gradient descent's gap below Algorithm 1
+closes as lambda -> 0 (Theorem 2).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from scipy.stats import spearmanr
 from stagewise.relu_orthogonal import gd_norms, norm_scaling
 from stagewise.relu_orthogonal.algorithm import algorithm1, merged_groups
 from stagewise.relu_orthogonal.data import draw_instance, draw_seed, he_init
-from stagewise.relu_orthogonal.norms import _in_sandwich, norm_lower_bound, sandwich
+from stagewise.relu_orthogonal.norms import _in_sandwich, norm_lower_bound, off_mask_share, sandwich
 from stagewise.relu_orthogonal.training import fit_loss, steps_for
 
 
@@ -44,6 +46,16 @@ class WidthStudy:
     he_final: list = None     # per GD width: (W, a) of the trained He runs
     he_lazy_pred: list = None # per GD width: the lazy predictions of the He runs
     he_rich: list = None      # per GD width: Algorithm 1's norms of the same draws (the small-init prediction)
+    gd_gap: np.ndarray = None # small init, per GD width: mean gap 1 - GD norm / Algorithm 1 norm over the covered
+                              # draws that interpolate (same draws), at the study's lambda
+    gd_gap_min: np.ndarray = None  # the same against the minimal norm
+    gd_alg1_ratio: np.ndarray = None  # per GD width: Algorithm 1's mean ratio to the minimal norm on the GD draws
+    seed: int = 0             # the stream, log(1/lambda) and GD draws of the study (to rerun it at smaller lambda)
+    log_inv_lam: float = 30.0
+    gd_draws: int = 3
+    n: int = 32
+    gd_off_mask: np.ndarray = None  # small init, per GD width: largest share of a label carried off its mask
+    he_off_mask: np.ndarray = None  # He init (unbalanced), the same with s_j = sign a_j(0): Proposition 1's control
 
     @property
     def he_pred(self) -> np.ndarray:
@@ -79,24 +91,24 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
     wr = np.array(wr)
     gd_ratio, he_norm, he_ratio, gd_lower_ok = [], [], [], True
     lazy_rel, fit, he_runs, preds, richs, init_rel, dist, he_final = [], [], [], [], [], [], [], []
+    stats, alg1_gd, off, he_off = [], [], [], []
     for m_ in (gd_widths if progress is None else progress(gd_widths)):
-        batch = [draw_instance(draw_seed(seed, q), n, int(m_), "gaussian", "random") for q in range(gd_draws)]
+        batch, lpw, rg, opt = small_init_runs(seed, n, int(m_), log_inv_lam, gd_draws)
         y = np.array([b[0] for b in batch])
-        Leff = log_inv_lam + 0.5 * np.log(m_)
-        lpw = [algorithm1(y_, M_, s_, c=2.0, eta=1.0) for (y_, U_, s_, M_) in batch]
-        st = np.array([min(steps_for(lp, Leff, 1.0, 2.0, n), 40000) for lp in lpw])
-        rg = gd_norms.gd_numba(y, np.array([b[1] for b in batch]), np.array([b[2] for b in batch]),
-                               np.full((gd_draws, m_), -Leff), np.ones(gd_draws), 2.0, st, rec_every=1000, tol=1e-12,
-                               eta_name="width_gd_widths")
-        opt = np.array([norm_scaling.min_norm_sq(b[0]) for b in batch])
         fin = rg.final_loss
+        stats.append(_stats(rg, lpw, opt, y))
+        Wg, ag = rg.weights()
+        off.append(max(off_mask_share(Wg[q], ag[q], y[q], batch[q][3]) for q in range(gd_draws)))
+        alg1_gd.append(np.mean([lp.norm_sq() / o for lp, o in zip(lpw, opt) if lp.uncovered.size == 0]))
         gd_lower_ok = gd_lower_ok and all(rg.final_norm_sq()[q] >= norm_lower_bound(y[q], fin[q], 2.0)
                                           for q in range(gd_draws) if fin[q] <= 1e-8)
-        gd_ratio.append(np.mean(rg.final_norm_sq() / opt))
+        gd_ratio.append(stats[-1][2])
         W_he, a_he = he_init(np.random.default_rng(draw_seed(he_seed, m_)), gd_draws, int(m_), n)
         rh = he_training(y, W_he, a_he, HE_STEPS)
         he_norm.append(np.mean(rh.final_norm_sq())); he_ratio.append(np.mean(rh.final_norm_sq() / opt))
         Wf, af = rh.weights()
+        he_off.append(max(off_mask_share(Wf[q], af[q], y[q], (W_he[q].T > 0) & (np.sign(a_he[q]) * y[q][:, None] > 0))
+                          for q in range(gd_draws)))
         lazy = [lazy_solution(W_he[q], a_he[q], y[q]) for q in range(gd_draws)]
         pred = np.array([th @ th for th in lazy])
         rich = np.array([lp.norm_sq() for lp in lpw])
@@ -110,7 +122,75 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
                       gd_widths=np.array(gd_widths), gd_ratio=np.array(gd_ratio), he_norm=np.array(he_norm, float),
                       he_ratio=np.array(he_ratio), gd_lower_ok=gd_lower_ok, he_lazy_rel=np.array(lazy_rel),
                       he_init_rel=np.array(init_rel), he_lazy_dist=np.array(dist), he_final=he_final,
-                      he_fit=np.array(fit), ratio_draws=wr_draws, he_runs=he_runs, he_lazy_pred=preds, he_rich=richs)
+                      he_fit=np.array(fit), ratio_draws=wr_draws, he_runs=he_runs, he_lazy_pred=preds, he_rich=richs,
+                      gd_gap=np.array([g[0] for g in stats]), gd_gap_min=np.array([g[1] for g in stats]),
+                      gd_alg1_ratio=np.array(alg1_gd), seed=seed, log_inv_lam=log_inv_lam, gd_draws=gd_draws, n=n,
+                      gd_off_mask=np.array(off), he_off_mask=np.array(he_off))
+
+
+#: Step cap of the small-init GD runs of Figure 6 at log(1/lambda) = 30 (scaled with log(1/lambda)).
+GD_CAP = 40000
+#: The GD/Algorithm 1 gap of Figure 6 is measured again at log(1/lambda) times GAP_FACTOR (lambda -> 0).
+GAP_FACTOR = 4
+
+
+def small_init_runs(seed: int, n: int, m: int, log_inv_lam: float, draws: int):
+    """The small-init GD runs of Figure 6 at one width: the draws, Algorithm 1 on them (MSE, c = 2, step-size
+    corrected for learning rate 1), the batched runs from norms lambda/sqrt(m) (at most GD_CAP steps at
+    log(1/lambda) = 30, proportionally more at smaller lambda) and the minimal norms."""
+    batch = [draw_instance(draw_seed(seed, q), n, m, "gaussian", "random") for q in range(draws)]
+    y = np.array([b[0] for b in batch])
+    Leff = log_inv_lam + 0.5 * np.log(m)                        # per-neuron init norm lambda / sqrt(m)
+    lpw = [algorithm1(y_, M_, s_, c=2.0, eta=1.0) for (y_, U_, s_, M_) in batch]
+    cap = int(GD_CAP * max(1.0, log_inv_lam / 30.0))
+    st = np.array([min(steps_for(lp, Leff, 1.0, 2.0, n), cap) for lp in lpw])
+    rg = gd_norms.gd_numba(y, np.array([b[1] for b in batch]), np.array([b[2] for b in batch]),
+                           np.full((draws, m), -Leff), np.ones(draws), 2.0, st, rec_every=1000, tol=1e-12,
+                           eta_name="width_gd_widths")
+    opt = np.array([norm_scaling.min_norm_sq(b[0]) for b in batch])
+    return batch, lpw, rg, opt
+
+
+@dataclass
+class SmallInitGD:
+    """The small-init GD runs of Figure 6 at one lambda, per GD width: each a mean over the covered draws whose
+    final network fits its labels (loss read off the weights, c = 2, below 1e-8); NaN when there is none."""
+
+    log_inv_lam: float
+    gap_alg1: np.ndarray      # |1 - GD norm / Algorithm 1's norm| (Theorem 2's limit, same draws)
+    gap_min: np.ndarray       # |1 - GD norm / minimal norm| (a reader's alternative limit)
+    ratio: np.ndarray         # GD norm / minimal norm (the figure's ordinate)
+
+
+def _stats(rg, lpw, opt, y) -> tuple[float, float, float]:
+    fit = fit_loss(rg, y, 2.0)
+    gd = rg.final_norm_sq()
+    keep = [q for q, lp in enumerate(lpw) if lp.uncovered.size == 0 and fit[q] <= 1e-8]
+    if not keep:
+        return float("nan"), float("nan"), float("nan")
+    return (float(np.mean([abs(1 - gd[q] / lpw[q].norm_sq()) for q in keep])),
+            float(np.mean([abs(1 - gd[q] / opt[q]) for q in keep])), float(np.mean([gd[q] / opt[q] for q in keep])))
+
+
+def small_init_gd(width: "WidthStudy", log_inv_lam: float) -> SmallInitGD:
+    """The study's small-init GD runs (same widths, same draws) trained again at ``log_inv_lam``."""
+    rows = []
+    for m_ in width.gd_widths:
+        batch, lpw, rg, opt = small_init_runs(width.seed, width.n, int(m_), log_inv_lam, width.gd_draws)
+        rows.append(_stats(rg, lpw, opt, np.array([b[0] for b in batch])))
+    rows = np.array(rows, float).reshape(-1, 3)
+    return SmallInitGD(log_inv_lam=log_inv_lam, gap_alg1=rows[:, 0], gap_min=rows[:, 1], ratio=rows[:, 2])
+
+
+def gap_closing(width: "WidthStudy", smaller: SmallInitGD, reference: str = "alg1") -> float:
+    """Theorem 2 on Figure 6's small-init norms: the GD/Algorithm 1 gap, averaged over the GD widths, at the
+    smaller lambda of ``smaller`` (``small_init_gd`` at GAP_FACTOR times log(1/lambda)) over the same at the
+    study's lambda (same draws); below 1 when the gap closes as lambda -> 0. ``reference="min"``: the same for the
+    gap to the minimal norm (the control: a gradient descent that tends to the minimal norm closes that gap)."""
+    small = smaller.gap_alg1 if reference == "alg1" else smaller.gap_min
+    large = width.gd_gap if reference == "alg1" else width.gd_gap_min
+    keep = np.isfinite(small) & np.isfinite(large)
+    return float(np.mean(small[keep]) / np.mean(large[keep])) if keep.any() else float("nan")
 
 
 #: He runs of Figure 6: learning rate 0.01 (the paper's 0.001 with ten times fewer steps), MSE (c = 2), stop at 1e-10.
@@ -159,6 +239,44 @@ def lazy_distance_row(width: "WidthStudy", trained: bool = True) -> float:
         y, W0, a0 = width.he_runs[k]
         W, a = width.he_final[k] if trained else (W0, a0)
         out += [lazy_distance(W[q], a[q], W0[q], a0[q], lazy_solution(W0[q], a0[q], y[q])) for q in range(len(y))]
+    return float(max(out))
+
+
+def he_off_mask_row(width: "WidthStudy") -> float:
+    """Control of Proposition 1's row on the trained networks: the same share measured on the He runs, whose
+    unbalanced start (|a_j| and ||w_j|| independent) Proposition 1 excludes (largest over the GD widths)."""
+    return float(np.max(width.he_off_mask))
+
+
+def he_init_z(width: "WidthStudy", fan_in_bound: bool = False) -> float:
+    """Experiment integrity of the He runs at the lazy widths: the largest |mean ||theta_0||^2 - (m+1)/3| in standard
+    errors of that mean (entries U(-b, b) have E = b^2/3, Var = 4 b^4/45). ``fan_in_bound``: the same for networks
+    drawn with the bound 1/fan_in instead of 1/sqrt(fan_in) (the control: a wrong initialisation scale)."""
+    out = []
+    for k in np.flatnonzero(width.lazy_widths()):
+        y, W, a = width.he_runs[k]
+        runs, m, n = W.shape
+        if fan_in_bound:
+            rng = np.random.default_rng(draw_seed(0, m, n))
+            W, a = rng.uniform(-1, 1, (runs, m, n)) / n, rng.uniform(-1, 1, (runs, m)) / m
+        norms = np.sum(W ** 2, axis=(1, 2)) + np.sum(a ** 2, axis=1)
+        se = np.sqrt((4 * m / (45 * n) + 4 / (45 * m)) / runs)
+        out.append(abs(norms.mean() - (m + 1) / 3) / se)
+    return float(max(out))
+
+
+def lazy_distance_identity(width: "WidthStudy") -> float:
+    """Experiment integrity of the lazy-distance measurement: at the lazy widths it must give exactly 0 for the lazy
+    solution itself and 1 for the initial network; the largest departure from these."""
+    out = []
+    for k in np.flatnonzero(width.lazy_widths()):
+        y, W0, a0 = width.he_runs[k]
+        for q in range(len(y)):
+            theta = lazy_solution(W0[q], a0[q], y[q])
+            m = len(a0[q])
+            a_l, W_l = theta[:m], theta[m:].reshape(W0[q].shape)
+            out += [abs(lazy_distance(W_l, a_l, W0[q], a0[q], theta)),
+                    abs(lazy_distance(W0[q], a0[q], W0[q], a0[q], theta) - 1)]
     return float(max(out))
 
 
