@@ -8,8 +8,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from stagewise.conservation_laws import (drift_experiment, figure_data, figures, flow_experiment,  # noqa: E402
-                                         layer_growth, problem_set)
+from stagewise.conservation_laws import (drift_coefficient, drift_experiment, figure_data,  # noqa: E402
+                                         figures, flow_experiment, layer_growth, problem_set)
 from stagewise.core.figures import styles  # noqa: E402
 from figure_testing import PRESETS, assert_pure_renderers, draw  # noqa: E402
 
@@ -21,15 +21,20 @@ def data():
                                           torch.Generator().manual_seed(1))
     flow = flow_experiment.flow_experiment(problems, ["relu"], 0.5, 1e-8)
     descent = drift_experiment.descent_experiment(problems, [0.04, 0.02, 0.01], 0.5, torch.Generator().manual_seed(2))
-    return {"drift_vs_time": figure_data.drift_vs_time(descent, flow),
+    coefficient = drift_coefficient.coefficient_experiment(problems, descent, ["relu"], 0.5, 1e-6)
+    return {"drift_vs_time": figure_data.drift_vs_time(descent, flow, coefficient, 0.5),
             "drift_vs_eta": figure_data.drift_vs_eta(descent, 0.5),
             "layer_norms": figure_data.layer_norms(layer_growth.layer_growth(descent.trajectories["deep_relu"]))}
 
 
 def test_three_figures_draw(data):
-    """drift-vs-time (one panel per family), drift-vs-eta and layer-norms (one line per layer)."""
+    """drift-vs-time (one panel per family; the ReLU panel with the prediction eta C(t) per step size),
+    drift-vs-eta and layer-norms (one line per layer)."""
     fig, _ = draw(figures.drift_vs_time, data["drift_vs_time"])
-    assert len(fig.axes) == 5
+    assert len(fig.axes) == 6 and not fig.axes[-1].axison       # five panels and the legend's slot
+    relu = data["drift_vs_time"]["panels"]["p2"]
+    assert relu["predicted"].shape == relu["change"].shape == (3, len(relu["times"]))
+    assert len(fig.axes[2].lines) == 3 + 3 + 1                  # descent, prediction, flow
     fig2, _ = draw(figures.layer_norms, data["layer_norms"], "poster")
     assert len(fig2.axes[0].lines) == 3
     for f in (fig, fig2):

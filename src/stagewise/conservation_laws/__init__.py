@@ -3,8 +3,9 @@
 For a hidden neuron with a positively homogeneous activation, gradient flow conserves
 ``||theta_in||^2 - ||theta_out||^2``; one gradient-descent step changes such a conserved
 quadratic form by exactly ``eta^2 Q(grad)``, so over a fixed time horizon the drift is linear
-in the step size; without homogeneity (``tanh``) the law fails. The chapter checks all three
-in the diagonal, two-layer linear, two-layer ReLU and deep ReLU networks. The gradient-descent
+in the step size, with the coefficient ``C(T) = int_0^T Q(grad L) dt`` read off the flow; without homogeneity
+(``tanh``) the law fails. The chapter checks all three in the diagonal, two-layer linear, two-layer ReLU and deep
+ReLU networks. The gradient-descent
 forms of the diagonal and ReLU laws are derived in the chapter from the one-step proposition;
 the papers state only the gradient-flow laws.
 
@@ -22,7 +23,9 @@ Statements of the chapter (``{prf:...}`` labels) and the code implementing them:
                                            ``drift_experiment.descent_experiment``,
                                            ``drift_experiment.family_descent`` (drift slopes by
                                            ``stagewise.numerics.fits.loglog_slope`` over the step
-                                           sizes with ``eta lambda_max <= 1/2``: ``curvature``)
+                                           sizes with ``eta lambda_max <= 1/2``: ``curvature``),
+                                           ``drift_coefficient.coefficient_experiment`` (the drift
+                                           is ``eta C(t)``, ``C`` integrated with the flow)
 ``thm-conservation-laws-diagonal``         ``models.FAMILIES["diagonal"]`` (``u_i^2 - v_i^2``),
 (Corollary: Diagonal networks)             ``one_step_law.diagonal_product_law``
 ``thm-conservation-laws-linear``           ``models.FAMILIES["linear"]``
@@ -61,6 +64,9 @@ Modules:
     ``orthogonal_descent_error`` (gradient descent from ``I_gamma``).
   * ``drift_experiment`` — the gradient-descent drift, its slope in the step size and its intercept; controls
     ``norm_sum_slope`` and ``intercept_ratio_of``.
+  * ``drift_coefficient`` — the drift's coefficient ``C(t) = int_0^t Q(grad L) ds`` integrated with the flow and
+    compared with the descent runs at their record times; control ``same_step_count_excess`` (every step size run
+    for the step count of the largest).
   * ``one_step_experiment`` — the one-step identity and the diagonal product law; control ``one_step_error``
     with the output layer's gradient halved.
   * ``descent_to_flow`` — the descent-versus-flow comparison ``descent_flow_gap``; control
@@ -68,7 +74,7 @@ Modules:
   * ``layer_growth`` — the layers of the deep ReLU network growing together.
 * ``bugs`` — the catalogue of realistic bugs of the experiment and measurement code that the chapter's
   checks must catch (``stagewise power conservation-laws``, :mod:`stagewise.core.sweep.power`).
-* ``figures`` — the chapter's three figures.
+* ``figures`` — the chapter's three figures (``figure_data``: what they plot).
 * ``parameters`` — the chapter's cross-parameter validator ``check_parameters`` and its cost model
   ``expected_seconds``.
 * ``reference`` — plain per-problem loops that the benchmark compares the batched code against.

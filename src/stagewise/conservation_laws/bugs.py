@@ -1,4 +1,4 @@
-"""The catalogue of realistic bugs of the conservation-laws chapter (issue 22, the mutation matrix).
+"""The catalogue of realistic bugs of the conservation-laws chapter (the mutation matrix).
 
 Each bug replaces one function of the chapter's experiment or measurement code (the one the chapter looks up
 at call time) with a version carrying a plausible slip; ``stagewise power conservation-laws`` runs the chapter
@@ -86,8 +86,7 @@ def gaussian_p_init(seeds, d, width, k, gamma, generator, dtype=torch.float64, o
 
 def chapter_width_for_gamma(width, input_dim, original=None):
     """``I_gamma`` at the chapter's own width (8 by default, below ``d = 12``), where ``P`` can only have orthonormal
-    columns and ``P P^T = I_d`` fails. Plausible: it is what this chapter did before, since every other network of
-    the chapter has that width."""
+    columns and ``P P^T = I_d`` fails. Plausible: every other network of the chapter has that width."""
     return width
 
 
@@ -100,8 +99,8 @@ def squared_norm_balance(W, signs, original=None):
 
 def boundary_time_without_n(data, ratio=0.99, original=None):
     """The boundary pair's run without the ``1/n`` of the loss: the crossing time ``asinh(.) / (|x_i| |y_i|)``
-    instead of ``asinh(.) n / (|x_i| |y_i|)``, ``n`` times too short. Plausible: the same ``1/n`` was missing from
-    this chapter's sliding-mode formula; the neurons then stop far from the boundary the row is about."""
+    instead of ``asinh(.) n / (|x_i| |y_i|)``, ``n`` times too short. Plausible: the ``1/n`` of the loss is easy to
+    drop from a hand-derived rate; the neurons then stop far from the boundary the row is about."""
     return original(data, ratio) / data.X.shape[0]
 
 
@@ -142,6 +141,18 @@ def fewer_steps(params, loss_fn, etas, horizon, record_fn, n_records=100, step_s
     labelled over ``[0, T]``. Plausible: the record cadence was halved when the loop was batched over step
     sizes and the step count with it; every drift is still proportional to eta."""
     times, records = original(params, loss_fn, etas, horizon / 2, record_fn, n_records, step_size_name, progress)
+    return np.linspace(0.0, horizon, n_records + 1), records
+
+
+def same_step_count(params, loss_fn, etas, horizon, record_fn, n_records=100, step_size_name="etas", progress=None,
+                    original=None):
+    """Every step size takes the same number of steps, ``round(T / max(etas))`` (the step count of the first,
+    largest step size), with the records still labelled over ``[0, T]``: the smaller step sizes stop at
+    ``T eta / max(etas)``. Plausible: ``n_steps = round(horizon / etas[0])`` computed once when the loop was
+    batched over step sizes; every drift is still proportional to eta, up to how much the flow's integral
+    ``int_0^t Q(grad L)`` has saturated by then."""
+    steps = torch.round(horizon / etas.max())
+    _, records = original(params, loss_fn, etas, etas * steps, record_fn, n_records, step_size_name, progress)
     return np.linspace(0.0, horizon, n_records + 1), records
 
 
@@ -192,6 +203,8 @@ BUGS = [
     Bug("deep-linear-invariant", "stagewise.conservation_laws.problem_set:build_problems", deep_linear_invariant,
         "wrong measure"),
     Bug("fewer-steps", "stagewise.conservation_laws.gradient_descent:gradient_descent_batched", fewer_steps,
+        "fewer steps"),
+    Bug("same-step-count", "stagewise.conservation_laws.gradient_descent:gradient_descent_batched", same_step_count,
         "fewer steps"),
     Bug("records-of-initial", "stagewise.conservation_laws.gradient_descent:gradient_descent_batched",
         records_of_initial, "initial weights for final"),

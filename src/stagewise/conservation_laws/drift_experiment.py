@@ -60,6 +60,12 @@ class FamilyDescent:
     intercept_ratio: float
     skipped: dict[float, str]
 
+    @property
+    def mean_slope(self) -> float:
+        """The mean of the seeds' slopes (NaN when no seed has one)."""
+        finite = [s for s in self.slopes if np.isfinite(s)]
+        return float(np.mean(finite)) if finite else float("nan")
+
     def fitted(self, seed: int) -> list[float]:
         """The step sizes of the slope fit of ``seed``."""
         return [eta for eta, q, r in zip(self.etas, self.qualifies[:, seed], self.resolved[:, seed]) if q and r]

@@ -6,14 +6,17 @@ from typing import Any
 
 import numpy as np
 
+from stagewise.conservation_laws.drift_coefficient import CoefficientResult, record_times
 from stagewise.conservation_laws.drift_experiment import DescentResult
 from stagewise.conservation_laws.flow_experiment import FlowResult
 from stagewise.conservation_laws.layer_growth import LayerGrowth
 
 
-def drift_vs_time(descent: DescentResult, flow: FlowResult) -> dict[str, Any]:
+def drift_vs_time(descent: DescentResult, flow: FlowResult, coefficient: CoefficientResult | None = None,
+                  horizon: float | None = None) -> dict[str, Any]:
     """Per family: the time axis, the largest change of any invariant since initialization per step size (first
-    seed), and the same for gradient flow."""
+    seed), the same for gradient flow, and (families of ``coefficient``) the first-order prediction
+    ``eta max_j |C_j(t)|`` per step size, ``C`` the flow's integral of ``Q(grad L)``."""
     panels = {}
     for i, (name, result) in enumerate(descent.families.items()):
         tr = result.trajectory
@@ -27,6 +30,12 @@ def drift_vs_time(descent: DescentResult, flow: FlowResult) -> dict[str, Any]:
             change = (ftr.invariants[:, 0, 0] - ftr.invariants[:1, 0, 0]).abs().amax(-1).cpu().numpy()
             panel["flow_times"] = np.asarray(ftr.times[1:], dtype=float)
             panel["flow_change"] = np.maximum(change[1:], 1e-17)
+        if coefficient is not None and name in coefficient.flows and tr is not None:
+            predicted = []
+            for eta in result.etas:
+                C, _ = coefficient.flows[name].at(record_times(eta, horizon, len(tr.times) - 1))
+                predicted.append(eta * C[1:, 0].abs().amax(-1).cpu().numpy())
+            panel["predicted"] = np.stack(predicted)
         panels[f"p{i}"] = panel
     return {"panels": panels, "all_etas": np.asarray(sorted(set(descent.etas), reverse=True), dtype=float)}
 

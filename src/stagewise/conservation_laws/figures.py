@@ -9,25 +9,36 @@ import numpy as np
 
 def drift_vs_time(data: dict, style) -> plt.Figure:
     """``fig-conservation-laws-drift-vs-time``: largest change of an invariant since initialization against
-    time, GD per step size run (first seed) and gradient flow (dashed)."""
+    time, GD per step size run (first seed), gradient flow (dashed) and, where given, the first-order prediction
+    ``eta C(t)`` read off the flow (dotted)."""
     panels = list(data["panels"].values())
     every = list(data["all_etas"])
     colors = style.sequence(len(every))
-    fig, axes = style.subplots(1, len(panels), size=(13, 3.0), sharey=True, squeeze=False)
-    axes = axes[0]
+    ncols = 3                                     # two rows of three: legible at a laptop's width
+    nrows = -(-(len(panels) + 1) // ncols)        # one slot left for the legend
+    fig, grid = style.subplots(nrows, ncols, size=(9.6, 1.8 * nrows), sharey=True, sharex=True, squeeze=False)
+    axes = grid.flatten()
     legend = {}
     for ax, panel in zip(axes, panels):
         for eta, change in zip(panel["etas"], panel.get("change", [])):
             line, = ax.semilogy(panel["times"], change, color=colors[every.index(eta)])
             legend.setdefault(f"GD, $\\eta$={eta:g}", line)
+        for predicted in panel.get("predicted", []):
+            line, = ax.semilogy(panel["times"], predicted, ":", color=style.ink, linewidth=1.0)
+            legend.setdefault("$\\eta\\,C(t)$ from the flow", line)
         if "flow_change" in panel:
             line, = ax.semilogy(panel["flow_times"], panel["flow_change"], "--", color=style.ink)
             legend.setdefault("gradient flow (ODE)", line)
         ax.set_title(panel["name"])
+    for i, ax in enumerate(axes):
+        if i >= len(panels):
+            ax.axis("off")
+        elif i + ncols >= len(panels):             # no panel below: this one shows the time axis
+            ax.tick_params(labelbottom=True)
     fig.supxlabel("time $t = \\eta \\times$ step", fontsize=plt.rcParams["axes.labelsize"])
-    axes[0].set_ylabel("max$_j$ |I$_j$(t) − I$_j$(0)|")
+    fig.supylabel("max$_j$ |I$_j$(t) − I$_j$(0)|", fontsize=plt.rcParams["axes.labelsize"])
     if legend:     # a legend without artists warns (with a path of the machine) in the notebook
-        fig.legend(legend.values(), legend.keys(), loc="outside right upper", fontsize="small")
+        axes[-1].legend(legend.values(), legend.keys(), loc="center", fontsize="small", frameon=False)
     return fig
 
 
@@ -35,7 +46,7 @@ def drift_vs_eta(data: dict, style) -> plt.Figure:
     """``fig-conservation-laws-drift-vs-eta``: drift over the horizon against the step size (seed average,
     log-log) for the step sizes each family ran, with the per-seed mean slopes (over the step sizes with
     ``eta lambda_max <= 1/2``; "n/a" when fewer than three qualify) and a slope-1 line."""
-    fig, ax = style.subplots(size=(7.4, 3.6))
+    fig, ax = style.subplots(size=(6.6, 3.0))
     marks = ["o-", "s--", "^-.", "D:", "v-"]   # distinct markers and dashes: overlapping curves stay visible
     width = style.rc.get("lines.linewidth", 1.5)
     size = style.rc.get("lines.markersize", 6)
@@ -59,7 +70,7 @@ def drift_vs_eta(data: dict, style) -> plt.Figure:
 def layer_norms(data: dict, style) -> plt.Figure:
     """``fig-conservation-laws-layer-norms``: growth of each layer's squared Frobenius norm (a note in place of
     the curves when no step size could run)."""
-    fig, ax = style.subplots(size=(5.2, 3.4))
+    fig, ax = style.subplots(size=(4.8, 2.8))
     if not data["ran"]:
         ax.text(0.5, 0.5, "not run: no step size with eta lambda_max <= 1", ha="center", va="center",
                 transform=ax.transAxes)

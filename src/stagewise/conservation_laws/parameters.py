@@ -4,7 +4,7 @@ from __future__ import annotations
 from stagewise.core.run.parameters import ParameterError
 
 #: The front matter's ``expected_seconds`` (the default run); :func:`expected_seconds` scales it.
-DEFAULT_SECONDS = 44.0
+DEFAULT_SECONDS = 52.0
 
 
 def check_parameters(values: dict) -> None:
