@@ -1,4 +1,4 @@
-"""Tests of stagewise.transformer_rank.rank_growth: claim (b) of Assumption asm-transformer-rank-claims on a
+"""Tests of stagewise.transformer_rank.rank_growth: claim (b) of the chapter's observations on a
 stable-rank curve (the end of the early transient, the growth from it and its head spread, the trend over all
 checkpoints and its criterion)."""
 import math

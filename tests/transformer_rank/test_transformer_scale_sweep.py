@@ -1,10 +1,11 @@
-"""Tests of stagewise.transformer_rank.scale_sweep: claim (c) of Assumption asm-transformer-rank-claims (the scale
-gap, its threshold and the draw-to-draw noise of its twin control) and the sanity row of the scaled replicas."""
+"""Tests of stagewise.transformer_rank.scale_sweep: claim (c) of the chapter's observations (the scale
+gap, its threshold, the draw-to-draw noise of two draws at one scale and the shuffled-label control) and the sanity
+row of the scaled replicas."""
 import pytest
 import torch
 
 from stagewise.transformer_rank.rank_growth import GROWTH_SE
-from stagewise.transformer_rank.scale_sweep import SCALE_TOLERANCE, scale_error, scale_gap
+from stagewise.transformer_rank.scale_sweep import SCALE_TOLERANCE, half_steps, scale_error, scale_gap, shuffled_gap
 from transformer_problem import tiny_runs
 
 
@@ -38,3 +39,18 @@ def test_scale_error(runs):
     assert scale_error(vit) <= SCALE_TOLERANCE
     ignored = scale_error(vit, ignore_scale=True)
     assert ignored == pytest.approx(abs(1 - 0.1) / 0.1, rel=1e-6) and ignored > SCALE_TOLERANCE
+
+
+def test_shuffled_gap_uses_the_controls(runs):
+    """The control of claim (c): the same head-mean gap between the shuffled-label copies of the smallest- and
+    largest-scale replicas."""
+    vit, _ = runs
+    sr = vit.spectra.srank("delta_vo")[-1]
+    small, large = vit.shuffled[vit.scale_replicas[0]], vit.shuffled[vit.scale_replicas[-1]]
+    assert shuffled_gap(vit, "vo") == pytest.approx(float((sr[small] - sr[large]).double().mean()))
+
+
+def test_half_steps():
+    steps = [0, 1, 2, 3, 4]
+    svals = torch.tensor([[0.0, 0.0], [0.6, 0.1], [0.9, 0.2], [1.0, 0.3], [1.0, 0.4]])
+    assert half_steps(svals, steps, 2) == [1, 2]

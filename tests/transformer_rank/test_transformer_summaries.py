@@ -1,5 +1,5 @@
 """Tests of stagewise.transformer_rank.summaries: the observables of the empirical claims of
-Assumption asm-transformer-rank-claims on the ViT and char-GPT runs (final and reference stable ranks, growths,
+the chapter's observations on the ViT and char-GPT runs (final and reference stable ranks, growths,
 trends, the low-rank ratio and the scale gaps)."""
 import pytest
 

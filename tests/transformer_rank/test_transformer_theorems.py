@@ -1,6 +1,6 @@
-"""Tests of stagewise.transformer_rank.theorems: the measurements of the chapter's theorem rows
-(Propositions prop-transformer-rank-first-step, -adam-bound, -init, -bound, -chance) on tiny runs, each
-with the broken version its control stands for."""
+"""Tests of stagewise.transformer_rank.theorems: the measurements of the chapter's integrity rows
+(Propositions prop-transformer-rank-first-step, -adam-bound, -init, -bound, -chance: the experiment-integrity rows)
+on tiny runs, each with the broken version its control stands for."""
 import math
 
 import pytest
@@ -9,7 +9,7 @@ import torch
 from stagewise.transformer_rank import theorems as th
 from stagewise.transformer_rank.optimizer import ReplicaOptimizer, schedule
 from stagewise.transformer_rank.spectra import checkpoint_spectra
-from transformer_problem import TINY_GPT, TINY_VIT, tiny_runs
+from transformer_problem import LABEL_SEED, TINY_GPT, TINY_VIT, tiny_runs
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,11 @@ def test_stated_first_batch_is_the_recorded_one(runs):
     tiny_runs) are exactly the ones the training loop used; a tenth of the training set gives another batch,
     and the update rule checked on it fails."""
     vit, gpt = runs
-    x, y = th.stated_vit_first_batch(TINY_VIT, 0, torch.Generator().manual_seed(0), vit.cfg, 2)
+    x, y = th.stated_vit_first_batch(TINY_VIT, 0, torch.Generator().manual_seed(0), vit.cfg, 2, labels=vit.labels,
+                                     label_generator=torch.Generator().manual_seed(LABEL_SEED))
     assert torch.equal(x, vit.first_batch[0]) and torch.equal(y, vit.first_batch[1])
+    _, y_true = th.stated_vit_first_batch(TINY_VIT, 0, torch.Generator().manual_seed(0), vit.cfg, 2)
+    assert torch.equal(y_true, vit.first_batch[1][0])                     # the true labels, shared
     xg, yg = th.stated_gpt_first_batch(TINY_GPT, torch.Generator().manual_seed(1), gpt.cfg)
     assert torch.equal(xg, gpt.first_batch[0]) and torch.equal(yg, gpt.first_batch[1])
     gen = torch.Generator().manual_seed(0)

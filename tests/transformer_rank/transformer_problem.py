@@ -37,8 +37,21 @@ TINY_GPT = GptSettings(depth=1, heads=2, head_dim=4, width=8, block=8, steps=8, 
                        warmup_fraction=0.1, checkpoints=4, mixed_precision=False)
 
 
+#: The seed of the label permutation of the tiny ViT's shuffled-label controls.
+LABEL_SEED = 2
+
+
 @functools.lru_cache(maxsize=None)
 def tiny_runs():
-    """One tiny ViT run (streams seeded 0) and one tiny char-GPT run (seeded 1), shared by the tests."""
-    return (run_vit(TINY_VIT, 0, torch.Generator().manual_seed(0), torch.device("cpu")),
+    """One tiny ViT run with its shuffled-label controls (streams seeded 0, labels 2) and one tiny char-GPT run
+    (seeded 1), shared by the tests."""
+    return (run_vit(TINY_VIT, 0, torch.Generator().manual_seed(0), torch.device("cpu"),
+                    label_generator=torch.Generator().manual_seed(LABEL_SEED)),
             run_gpt(TINY_GPT, torch.Generator().manual_seed(1), torch.device("cpu")))
+
+
+@functools.lru_cache(maxsize=None)
+def tiny_gpt_control():
+    """The tiny char-GPT trained on the text's characters in random order (the control), same streams."""
+    return run_gpt(TINY_GPT, torch.Generator().manual_seed(1), torch.device("cpu"),
+                   shuffle_generator=torch.Generator().manual_seed(3))

@@ -10,32 +10,22 @@ Statements of the chapter and the code that implements them:
 
 * ``def-transformer-rank-srank`` (Definition, stable rank ``||W||_F^2 / ||W||_2^2``):
   ``spectra.Spectra.srank`` (via the shared ``stagewise.numerics.spectra.stable_rank_from_svals``).
-* ``prop-transformer-rank-bound`` (Proposition, rank of the per-head matrices <= d_h, change
-  <= 2 d_h): ``attention_heads.head_matrices`` (paper eq. (1)), ``spectra.checkpoint_spectra``
-  (difference of products); checked by ``attention_heads.extraction_error``,
-  ``attention_heads.attention_output_error``, ``attention_heads.rank_tail`` and
-  ``head_extraction.extraction_checks``.
-* ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal; additions only, at most one head in one
-  layer gains rank per stage): context only, not simulated with diagonal weights here (see the diagonal-incremental
-  chapter); ``teacher`` runs the full-weight analogue of its Figure 2.
-* ``prop-transformer-rank-first-step``, ``prop-transformer-rank-adam-bound``, ``prop-transformer-rank-init``,
-  ``prop-transformer-rank-chance`` (the elementary certainties of the run: Adam's and SGD's first step from the
-  recorded initialization, Adam's step bound at the end of the schedule, the initialization's mean squares, the
-  chance level of a model that did not learn), and ``prop-transformer-rank-bound`` on the measured spectra: the
-  chapter's theorem rows, measured by ``theorems``.
-* ``asm-transformer-rank-claims`` (the empirical claims (a)-(c) of Section 5 / Appendix B):
-  ``experiments.run_vit`` (claims (a)-(c)), ``experiments.run_gpt`` (claim (b), GPT-2),
-  ``summaries.summarize_vit`` / ``summarize_gpt``, ``rank_growth.growth_stats`` / ``transient_end`` and
-  ``scale_sweep.scale_gap`` (the observables), ``rank_growth.trend`` (claim (b): least-squares trend over all
-  checkpoints after step 0, with an interval from the checkpoint scatter), ``claims_table.claim_rows`` /
-  ``claim_verdict`` (one empirical row per claim with its computed control, and the claims table's verdict read
-  from it), ``low_rank.random_change_ratio`` and ``scale_sweep.twin_gap`` (controls of the low-rank and scale
-  rows), ``scale_sweep.scale_error`` (sanity row of the scaled replicas), ``teacher.run_toy`` /
-  ``seed_interval`` / ``per_seed_trend`` / ``toy_rows`` (claims (b) and (c) in the teacher-student regime where
-  the rank must grow, judged across seeds; paper App. A, Fig 2),
-  ``figure_data.spectra`` / ``srank`` / ``scale_svals`` / ``scale_srank`` / ``gpt`` / ``toy`` (what each figure
-  plots, as arrays) drawn by the torch-free ``figures.spectra`` / ``srank`` / ``scale_svals`` / ``scale_srank`` /
-  ``gpt`` / ``toy``.
+* ``thm-transformer-rank-incremental`` (Theorem 4.1 of the paper, informal; additions only): context, tested in the
+  diagonal-incremental chapter; its mechanism with full weights is the toy head of ``teacher``.
+* ``obs-transformer-rank-low``, ``obs-transformer-rank-growth``, ``obs-transformer-rank-scale`` (the paper's
+  observations (a)-(c) of Section 5 / Appendix B): ``experiments.run_vit`` (with the shuffled-label copies, the
+  controls), ``experiments.run_gpt`` (with ``shuffle_generator``, the shuffled-character control),
+  ``summaries.summarize_vit`` / ``summarize_gpt``, ``low_rank.low_rank_ratio``, ``rank_growth.trend``,
+  ``scale_sweep.scale_gap`` / ``shuffled_gap`` (the observables), ``budget.budget_sweep`` (the growth verdicts
+  against the budget), ``claims_table.claim_rows`` / ``record_claims`` / ``FailsOnControl`` (one empirical row per
+  claim, reproduced only when its control fails).
+* ``conj-transformer-rank-stages`` (ours: a full-weight head learns one direction at a time from a small start):
+  ``teacher.run_toy`` / ``toy_rows`` and ``switch_on.settled_fraction`` (the one-at-a-time statistic).
+* ``prop-transformer-rank-bound``, ``prop-transformer-rank-first-step``, ``prop-transformer-rank-adam-bound``,
+  ``prop-transformer-rank-init``, ``prop-transformer-rank-chance`` (elementary certainties of the run: the
+  experiment-integrity rows): ``theorems``, ``head_extraction``, ``attention_heads`` and ``scale_sweep.scale_error``.
+* Figures: ``figure_data.growth`` / ``budget`` / ``spectra`` / ``scale_svals`` / ``scale_srank`` / ``toy``, drawn by
+  the torch-free ``figures`` functions of the same names.
 
 Modules:
 
@@ -46,15 +36,17 @@ Modules:
 * ``optimizer`` -- replica-batched Adam / SGD with momentum and the warmup + cosine schedule.
 * ``training`` -- the batched training loop that checkpoints the attention weights.
 * ``settings`` -- the two experiments' settings (dataclasses) and the ``tiny`` / ``paper`` presets.
-* ``experiments`` -- the ViT and char-GPT experiments of the chapter (data, replicas, spectra).
-* ``teacher`` -- the teacher-student attention head (full weights, small start), batched over seeds.
+* ``experiments`` -- the ViT and char-GPT experiments of the chapter (data, replicas and controls, spectra).
+* ``teacher`` -- the teacher-student attention head (ours: full weights, small start), batched over seeds.
+* ``switch_on`` -- the one-at-a-time statistic of the singular values of a learned change.
+* ``budget`` -- the growth claims decided again at shorter budgets (the verdict against the budget).
 * ``rank_growth`` -- claim (b) on a stable-rank curve: end of the early transient, growth from it, trend.
-* ``low_rank`` -- claim (a): the low-rank threshold and its control (a change in a random direction).
-* ``scale_sweep`` -- claim (c): the gap between the smallest and largest scale, its twin control, the scale row.
+* ``low_rank`` -- claim (a): the low-rank threshold and ratio, and a reference (a change in a random direction).
+* ``scale_sweep`` -- claim (c): the gap between the smallest and largest scale, its noise and control.
 * ``summaries`` -- the scalar observables of the claims on the ViT and char-GPT runs.
-* ``claims_table`` -- one empirical row per claim with its control, and the claims table's verdicts.
+* ``claims_table`` -- one empirical row per claim with its shuffled-label control, and the claims table's verdicts.
 * ``head_extraction`` -- the extraction checks of eq. (1) on the trained ViT (sanity rows) and their control.
-* ``theorems`` -- the measurements of the theorem rows (first step, Adam's bound, initialization, rank bound, chance).
+* ``theorems`` -- the measurements of the integrity rows (first step, Adam's bound, initialization, rank bound, chance).
 * ``bugs`` -- the catalogue of realistic bugs that ``stagewise power`` runs through the chapter.
 * ``figure_data`` -- what each figure plots, taken out of the results as arrays (the figures' data sidecars).
 * ``figures`` -- the chapter's figures: pure render functions ``render(data, style)``, no torch.

@@ -8,25 +8,18 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from stagewise.transformer_rank.experiments import GptRun, VitRun
+from stagewise.transformer_rank.experiments import VitRun
+from stagewise.transformer_rank.switch_on import SETTLED, THRESHOLD, per_seed_settled
 from stagewise.transformer_rank.teacher import ToyRun
 
-#: The teacher-student variants drawn: small scale, default scale, small scale with the teacher cut to rank one.
-TOY_VARIANTS = ("small", "default", "rank1")
+#: The teacher-student variants drawn: the small scale and the default scale 1 (its control).
+TOY_VARIANTS = ("small", "default")
 
 
 def head_stats(srank: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Mean and (population) standard deviation over heads (last axis), as float64 arrays."""
     return (srank.mean(-1).double().cpu().numpy(),
             srank.std(-1, unbiased=False).double().cpu().numpy())
-
-
-def _bands(kq: torch.Tensor, vo: torch.Tensor) -> dict[str, np.ndarray]:
-    """Mean and standard deviation over heads of ``(C, L, H)`` stable ranks, from the first checkpoint after
-    step 0 on (at step 0 the change is zero): ``(C - 1, L)`` each."""
-    kq_mean, kq_std = head_stats(kq[1:])
-    vo_mean, vo_std = head_stats(vo[1:])
-    return {"kq_mean": kq_mean, "kq_std": kq_std, "vo_mean": vo_mean, "vo_std": vo_std}
 
 
 def _normalized(s: torch.Tensor) -> np.ndarray:
@@ -48,17 +41,35 @@ def spectra(vit: VitRun, replica: int, head: int = 0, picks: int = 4) -> dict[st
             "xmax": int(3 * vit.cfg.head_dim)}
 
 
-def srank(runs: Sequence[tuple[str, Sequence[int], torch.Tensor, torch.Tensor]],
-          references: Sequence[Sequence[int]] | None = None) -> dict[str, Any]:
-    """Rows: runs ``(label, steps, srank KQ (C, L, H), srank VO)``; the stable rank's mean and standard deviation
-    over heads from step 1 on (paper Figs 4, 12, 15; claim (b)). ``references[row]``: the steps where the transients
-    of the KQ and VO curves end."""
-    rows = {}
-    for i, (label, steps, kq, vo) in enumerate(runs):
-        row: dict[str, Any] = {"label": label, "steps": np.asarray(steps[1:], dtype=int), **_bands(kq, vo)}
-        row["references"] = np.asarray(references[i] if references else [], dtype=int)
-        rows[f"r{i}"] = row
-    return {"rows": rows}
+def growth(columns: Sequence[tuple[str, Sequence[int], dict, dict, str]]) -> dict[str, Any]:
+    """The signature figure (paper Figs 4, 12, 15, 20 with their controls): per column ``(label, steps, true,
+    control, control label)``, with ``true`` and ``control`` mapping ``"kq"``/``"vo"`` to stable ranks ``(C, ...)``
+    (heads and layers on the trailing axes), the mean and standard deviation over heads and layers from step 1 on
+    (at step 0 the change is zero), and the control's mean."""
+    cols = {}
+    for i, (label, steps, true, control, control_label) in enumerate(columns):
+        col: dict[str, Any] = {"label": label, "control_label": control_label,
+                               "steps": np.asarray(steps[1:], dtype=int)}
+        for m in ("kq", "vo"):
+            flat = true[m][1:].flatten(1).double()
+            col[f"{m}_mean"] = flat.mean(1).cpu().numpy()
+            col[f"{m}_std"] = flat.std(1, unbiased=False).cpu().numpy()
+            col[f"{m}_control"] = control[m][1:].flatten(1).double().mean(1).cpu().numpy()
+        cols[f"c{i}"] = col
+    return {"columns": cols}
+
+
+def budget(points: Sequence) -> dict[str, Any]:
+    """Verdict against the budget (:mod:`stagewise.transformer_rank.budget`): per growth claim, the fitted change
+    of the stable rank and its interval half-width at each budget, on the true and the shuffled labels."""
+    keys = points[0].trends.keys()
+    out: dict[str, Any] = {"steps": np.asarray([p.steps for p in points], dtype=int), "keys": list(keys)}
+    for key in keys:
+        for name, field in (("true", "trends"), ("shuffled", "shuffled")):
+            out[f"{key}_{name}"] = np.asarray([getattr(p, field)[key].effect for p in points], dtype=float)
+            out[f"{key}_{name}_hw"] = np.asarray([getattr(p, field)[key].half_width for p in points], dtype=float)
+    out["reproduced"] = {key: [bool(p.reproduced(key)) for p in points] for key in keys}
+    return out
 
 
 def scale_svals(vit: VitRun, layer: int, head: int = 0, top: int = 8) -> dict[str, Any]:
@@ -83,23 +94,15 @@ def scale_srank(vit: VitRun) -> dict[str, Any]:
     return data
 
 
-def gpt(run: GptRun, references: Sequence[int] | None = None) -> dict[str, Any]:
-    """Stable rank of Delta(W_Q W_K^T) and Delta(W_V W_O^T) per layer (mean and standard deviation over heads, from
-    step 1 on) and the running mean of the training loss over about a fiftieth of training (paper Fig 20; claim
-    (b)). ``references``: the steps where the transients of the QK and VO curves end."""
-    loss = run.result.losses[:, 0].double().cpu().numpy()
-    k = max(1, len(loss) // 50)
-    smooth = np.convolve(loss, np.ones(k) / k, mode="valid")
-    return {"steps": np.asarray(run.result.steps[1:], dtype=int),
-            **_bands(run.spectra.srank("delta_kq")[:, 0], run.spectra.srank("delta_vo")[:, 0]),
-            "references": np.asarray(references or [], dtype=int),
-            "loss_steps": np.arange(k - 1, len(loss)), "loss": smooth, "window": int(k)}
-
-
-def toy(run: ToyRun) -> dict[str, Any]:
-    """Teacher-student regime: stable rank of Delta(W_K W_Q^T) and Delta(W_V W_O^T) per variant against the step,
-    from step 1 on, one column per seed (``(C - 1, S)``), for the variants drawn (:data:`TOY_VARIANTS`; the second
-    draw at the default scale is left out), and the teacher's own stable rank."""
-    return {"steps": np.asarray(run.steps[1:], dtype=int), "teacher_srank": float(run.teacher_srank),
-            **{which: {v: getattr(run, which)[v][1:].double().cpu().numpy() for v in TOY_VARIANTS}
-               for which in ("kq", "vo")}}
+def toy(run: ToyRun, seed: int = 0) -> dict[str, Any]:
+    """Teacher-student regime (ours): the singular values of Delta(W_K W_Q^T) and Delta(W_V W_O^T) of one seed
+    against the step, at the small scale and at the default scale 1 (``(C, d)`` each), the switch-on threshold, and
+    every seed's one-at-a-time statistic at both scales."""
+    data: dict[str, Any] = {"steps": np.asarray(run.steps, dtype=int), "seed": int(seed), "threshold": THRESHOLD,
+                            "settled": SETTLED}
+    for which in ("kq", "vo"):
+        svals = getattr(run, f"svals_{which}")
+        for variant in TOY_VARIANTS:
+            data[f"{which}_{variant}"] = svals[variant][:, seed].double().cpu().numpy()
+            data[f"{which}_{variant}_settled"] = per_seed_settled(svals[variant]).numpy()
+    return data

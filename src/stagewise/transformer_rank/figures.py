@@ -1,6 +1,7 @@
-"""Figures of the transformer-rank chapter: normalized spectra, stable rank during training, the
-initialization-scale sweep, the char-GPT and the teacher-student regime (our versions of the paper's Figures 1, 2,
-4-7, 12-15 and 20). Pure render functions ``render(data, style) -> Figure`` of the data that
+"""Figures of the transformer-rank chapter: the stable rank of the learned changes during training against its
+shuffled-label control (the signature figure, our version of the paper's Figures 4, 12, 15 and 20), the verdict
+against the budget, normalized spectra (Figures 1, 5, 14), the initialization-scale sweep (Figures 6, 7) and the
+teacher-student regime (ours). Pure render functions ``render(data, style) -> Figure`` of the data that
 :mod:`stagewise.transformer_rank.figure_data` takes out of the experiments (no torch, no computation), so that
 ``stagewise figure`` draws them again in any style from the run's sidecars."""
 from __future__ import annotations
@@ -21,21 +22,6 @@ def _band(ax, steps, mean, std, colour, label):
     ax.fill_between(steps, mean - std, mean + std, color=colour, alpha=0.25, lw=0)
 
 
-def _srank_panels(axes, title: str, row: dict, style, kq_name: str = KQ, vo_first: bool = False) -> None:
-    """One panel per layer: stable rank of Delta KQ (first colour) and Delta VO (second colour), mean +- std over
-    heads, with dotted lines at the ends of the transients (``row["references"]``: KQ's, then VO's)."""
-    kq_colour, vo_colour = style.palette[0], style.palette[1]
-    bands = [("kq", kq_colour, rf"$\Delta {kq_name}$"), ("vo", vo_colour, rf"$\Delta {VO}$")]
-    for layer, ax in enumerate(axes):
-        for which, colour, name in (bands[::-1] if vo_first else bands):
-            _band(ax, row["steps"], row[f"{which}_mean"][:, layer], row[f"{which}_std"][:, layer], colour, name)
-        for step, colour in zip(row["references"], (kq_colour, vo_colour)):
-            ax.axvline(step, color=colour, ls=":")
-        if len(row["references"]):      # a legend entry for both dotted lines (each in its curve's colour)
-            ax.plot([], [], color=style.muted, ls=":", label="end of transient")
-        ax.set_title(f"{title}, layer {layer + 1}", fontsize="medium")
-
-
 def _legend(fig, axes, **kwargs):
     """One figure legend of the distinct labels of ``axes`` (none when there is nothing to show)."""
     seen = {}
@@ -49,10 +35,10 @@ def _legend(fig, axes, **kwargs):
 def spectra(data: dict, style) -> plt.Figure:
     """``fig-transformer-rank-spectra``: normalized spectra sigma_i / sigma_1 of W_K W_Q^T (top) and W_V W_O^T
     (bottom) of one head per layer at initialization and of their change at several checkpoints (paper Figs 1, 5,
-    14; claim (a) of Assumption asm-transformer-rank-claims)."""
+    14; observation obs-transformer-rank-low)."""
     rows, steps = data["rows"], data["steps"]
     depth = rows["kq"]["init"].shape[0]
-    fig, axes = style.subplots(2, depth, size=(3.2 * depth + 1.6, 5.2), squeeze=False, sharey=True, sharex=True)
+    fig, axes = style.subplots(2, depth, size=(3.0 * depth + 1.6, 3.6), squeeze=False, sharey=True, sharex=True)
     init_colour, ramp = style.palette[3], style.sequence(len(steps))
     for r, (which, name) in enumerate((("kq", KQ), ("vo", VO))):
         for layer in range(depth):
@@ -73,17 +59,47 @@ def spectra(data: dict, style) -> plt.Figure:
     return fig
 
 
-def srank(data: dict, style) -> plt.Figure:
-    """``fig-transformer-rank-srank``: rows, runs (Adam, SGD); columns, layers. Mean +- std over heads of the
-    stable rank of Delta KQ and Delta VO during training (paper Figs 4, 12, 15; claim (b)); dotted, the steps where
-    the transients end."""
-    rows = list(data["rows"].values())
-    depth = rows[0]["kq_mean"].shape[1]
-    fig, axes = style.subplots(len(rows), depth, size=(3.2 * depth + 1.8, 2.6 * len(rows)), squeeze=False)
-    for r, row in enumerate(rows):
-        _srank_panels(axes[r], row["label"], row, style)
-        axes[r, 0].set_ylabel("stable rank")
-    fig.supxlabel("step", fontsize=_label_size(style))
+def growth(data: dict, style) -> plt.Figure:
+    """``fig-transformer-rank-signature``: rows Delta KQ and Delta VO, columns the runs (ViT with Adam, with SGD,
+    char-GPT). Stable rank of the learned change, mean +- std over heads and layers (band), and the same run on
+    shuffled labels or characters (dashed), the control (paper Figs 4, 12, 15, 20; claim (b))."""
+    cols = list(data["columns"].values())
+    fig, axes = style.subplots(2, len(cols), size=(3.1 * len(cols) + 1.6, 3.7), squeeze=False, sharex="col")
+    for c, col in enumerate(cols):
+        for r, (which, name) in enumerate((("kq", KQ), ("vo", VO))):
+            ax = axes[r, c]
+            _band(ax, col["steps"], col[f"{which}_mean"], col[f"{which}_std"], style.palette[r], "learning the task")
+            ax.plot(col["steps"], col[f"{which}_control"], color=style.muted, ls="--", label="control (shuffled)")
+            if r == 0:
+                ax.set_title(col["label"], fontsize="medium")
+            if c == 0:
+                ax.set_ylabel(rf"srank $\Delta {name}$")
+    fig.supxlabel("training step", fontsize=_label_size(style))
+    _legend(fig, axes)
+    return fig
+
+
+def budget(data: dict, style) -> plt.Figure:
+    """``fig-transformer-rank-budget``: the fitted change of the stable rank over training (with its interval) of
+    each growth claim of the ViT against the budget, on the true labels and on shuffled labels (claim (b))."""
+    keys, steps = data["keys"], data["steps"]
+    names = {"adam_kq": rf"Adam, $\Delta {KQ}$", "adam_vo": rf"Adam, $\Delta {VO}$",
+             "sgd_kq": rf"SGD, $\Delta {KQ}$", "sgd_vo": rf"SGD, $\Delta {VO}$"}
+    fig, axes = style.subplots(1, len(keys), size=(2.7 * len(keys) + 1.6, 2.8), squeeze=False, sharey=False)
+    shift = 0.03 * (steps.max() - steps.min() + 1)
+    for ax, key in zip(axes[0], keys):
+        ax.axhline(0, color=style.ink, lw=0.6)
+        ax.errorbar(steps - shift, data[f"{key}_true"], yerr=data[f"{key}_true_hw"], marker="o", capsize=3,
+                    color=style.palette[0], label="true labels")
+        ax.errorbar(steps + shift, data[f"{key}_shuffled"], yerr=data[f"{key}_shuffled_hw"], marker="s",
+                    capsize=3, color=style.muted, ls="--", label="shuffled labels")
+        hits = [i for i, ok in enumerate(data["reproduced"][key]) if ok]     # ringed: reproduced at that budget
+        ax.plot(steps[hits] - shift, data[f"{key}_true"][hits], "o", ms=14, mfc="none", mec=style.palette[0],
+                label="reproduced")
+        ax.set_xticks(steps)
+        ax.set_title(names.get(key, key), fontsize="medium")
+    axes[0, 0].set_ylabel("fitted change of srank")
+    fig.supxlabel("training budget (steps)", fontsize=_label_size(style))
     _legend(fig, axes)
     return fig
 
@@ -93,7 +109,7 @@ def scale_svals(data: dict, style) -> plt.Figure:
     column per Adam initialization scale (paper Fig 6; claim (c))."""
     scales, steps = data["scales"], data["steps"]
     top = data["kq"].shape[-1]
-    fig, axes = style.subplots(2, len(scales), size=(3.0 * len(scales) + 1.2, 5.0), squeeze=False, sharex=True)
+    fig, axes = style.subplots(2, len(scales), size=(3.0 * len(scales) + 1.6, 3.8), squeeze=False, sharex=True)
     colours = style.sequence(top)
     for col, scale in enumerate(scales):
         for r, (which, name) in enumerate((("kq", KQ), ("vo", VO))):
@@ -114,7 +130,7 @@ def scale_svals(data: dict, style) -> plt.Figure:
 def scale_srank(data: dict, style) -> plt.Figure:
     """``fig-transformer-rank-scale-srank``: final stable rank against the initialization scale, per layer (mean
     +- std over heads), of Delta KQ (left) and Delta VO (right) (paper Fig 7; claim (c))."""
-    fig, axes = style.subplots(1, 2, size=(9, 3.2), squeeze=False)
+    fig, axes = style.subplots(1, 2, size=(9, 2.5), squeeze=False)
     for ax, which, name in zip(axes[0], ("kq", "vo"), (KQ, VO)):
         mean, std = data[f"{which}_mean"], data[f"{which}_std"]
         for layer in range(mean.shape[1]):
@@ -130,38 +146,36 @@ def scale_srank(data: dict, style) -> plt.Figure:
     return fig
 
 
-def gpt(data: dict, style) -> plt.Figure:
-    """``fig-transformer-rank-gpt``: stable rank of Delta W_V W_O^T and Delta W_Q W_K^T per layer, and the running
-    mean of the training loss (paper Fig 20; claim (b)); dotted, the ends of the QK and VO transients."""
-    depth = data["kq_mean"].shape[1]
-    fig, axes = style.subplots(1, depth + 1, size=(3.2 * (depth + 1) + 1.8, 2.8), squeeze=False)
-    _srank_panels(axes[0, :depth], "char-GPT", data, style, kq_name=r"W_QW_K^\top", vo_first=True)
-    axes[0, 0].set_ylabel("stable rank")
-    loss = axes[0, depth]
-    loss.plot(data["loss_steps"], data["loss"], color=style.ink)
-    loss.set_title("loss (running mean)", fontsize="medium")
-    fig.supxlabel("step", fontsize=_label_size(style))
-    _legend(fig, axes[0, :depth])
-    return fig
-
-
 def toy(data: dict, style) -> plt.Figure:
-    """``fig-transformer-rank-toy``: teacher-student regime, srank of Delta(W_K W_Q^T) and Delta(W_V W_O^T) against
-    the step, one thin line per seed, for the small scale, the default scale and the rank-one teacher; dotted: the
-    teacher's own stable rank (paper Fig 2, full weights)."""
-    fig, axes = style.subplots(1, 2, size=(10.5, 3.4), sharey=True, squeeze=False)
-    variants = (("small", style.palette[0], "-", "small scale"), ("default", style.muted, "-", "default scale"),
-                ("rank1", style.palette[1], "--", "teacher cut to rank one"))
-    width = 0.7 * style.rc.get("lines.linewidth", 1.5)
-    for ax, which, name in zip(axes[0], ("kq", "vo"), (KQ, VO)):
-        for variant, colour, ls, label in variants:
-            curves = data[which][variant]
-            for k in range(curves.shape[1]):
-                ax.plot(data["steps"], curves[:, k], color=colour, ls=ls, lw=width, alpha=0.7,
-                        label=label if k == 0 else None)
-        ax.axhline(data["teacher_srank"], color=style.ink, ls=":", lw=width, label="teacher")
-        ax.set_title(rf"srank $\Delta({name})$", fontsize="medium")
-    axes[0, 0].set_ylabel("stable rank")
-    fig.supxlabel("gradient-descent step", fontsize=_label_size(style))
-    _legend(fig, axes)
+    """``fig-transformer-rank-toy``: teacher-student regime (ours), singular values of Delta(W_K W_Q^T) (top) and
+    Delta(W_V W_O^T) (bottom) of one seed against the step, from the small scale (left) and from the default scale
+    1 (middle), with the switch-on threshold dotted; right, every seed's one-at-a-time statistic at both scales."""
+    fig, axes = style.subplots(2, 3, size=(11.5, 4.0), squeeze=False, sharex=False)
+    steps = data["steps"]
+    for r, (which, name) in enumerate((("kq", KQ), ("vo", VO))):
+        for c, (variant, title) in enumerate((("small", "small initialization"), ("default", "scale 1 (control)"))):
+            ax = axes[r, c]
+            svals = data[f"{which}_{variant}"]
+            colours = style.sequence(svals.shape[1])
+            for i in range(svals.shape[1]):
+                ax.plot(steps, svals[:, i], color=colours[i], label=rf"$\sigma_{{{i + 1}}}$")
+            ax.axhline(data["threshold"], color=style.muted, ls=":", lw=0.8)
+            if r == 0:
+                ax.set_title(f"{title}, seed {data['seed'] + 1}", fontsize="medium")
+            if c == 0:
+                ax.set_ylabel(rf"$\sigma_i$ of $\Delta {name}$")
+        ax = axes[r, 2]
+        for c, (variant, label, colour) in enumerate((("small", "small", style.palette[0]),
+                                                      ("default", "scale 1", style.muted))):
+            values = data[f"{which}_{variant}_settled"]
+            ax.plot(np.full(len(values), c), values, "o", color=colour, alpha=0.8)
+        ax.axhline(data["settled"], color=style.ink, ls=":", lw=0.8)
+        ax.set_xticks([0, 1], ["small", "scale 1"])
+        ax.set_xlim(-0.6, 1.6)
+        ax.set_ylim(-0.05, 1.2)
+        if r == 0:
+            ax.set_title("one at a time? (per seed)", fontsize="medium")
+    axes[1, 0].set_xlabel("gradient-descent step")
+    axes[1, 1].set_xlabel("gradient-descent step")
+    _legend(fig, axes[:, :2])
     return fig

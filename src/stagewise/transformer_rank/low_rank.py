@@ -1,6 +1,7 @@
-"""Claim (a) of Assumption asm-transformer-rank-claims, the learned change is low rank: its threshold (a fraction of
-the initialization's stable rank) and its control, the same ratio for a change of the learned size in a random
-direction (the ratio itself is :attr:`stagewise.transformer_rank.summaries.VitSummary.low_rank_ratio`)."""
+"""Claim (a) (observation obs-transformer-rank-low), the learned change is low rank: its threshold (a fraction of
+the initialization's stable rank), the ratio :func:`low_rank_ratio` of a replica (of the default Adam replica for
+the row, of its shuffled-label copy for the row's control), and a reference for the reader, the same ratio for a
+change of the learned size in a random direction."""
 from __future__ import annotations
 
 import torch
@@ -13,12 +14,18 @@ from stagewise.transformer_rank.experiments import VitRun
 LOW_RANK_FRACTION = 0.5
 
 
+def low_rank_ratio(vit: VitRun, replica: int) -> float:
+    """``srank(Delta KQ at the end) / srank(KQ at init)`` of ``replica``, head and layer means (claim (a))."""
+    sr = vit.spectra.srank("delta_kq")[-1, replica]
+    return float(sr.mean() / vit.spectra.srank("init_kq")[replica].mean())
+
+
 def random_change_ratio(vit: VitRun, generator: torch.Generator) -> float:
-    """Control of claim (a): the ratio ``srank(Delta KQ) / srank(KQ init)`` (Adam, scale 1, head
+    """Reference for claim (a): the ratio ``srank(Delta KQ) / srank(KQ init)`` (Adam, scale 1, head
     and layer means) for a change of the learned size in a random direction: the initial
     ``to_qkv`` / ``to_out`` of each layer plus Gaussian matrices scaled to the Frobenius norm of
     the learned change of that layer. A change without learned structure has a stable rank
-    comparable to the initialization's, so the low-rank check must reject it."""
+    comparable to the initialization's, so the low-rank criterion rejects it."""
     a, cfg, res = vit.adam_default, vit.cfg, vit.result
     q0, o0 = res.qkv[0, a].double(), res.out[0, a].double()
 

@@ -102,8 +102,11 @@ def gpt_logits(params: Params, cfg: Config, codes: torch.Tensor) -> torch.Tensor
 
 
 def replica_loss(params: Params, cfg: Config, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy per replica, shape ``(R,)`` (the training loss of App. B)."""
+    """Mean cross-entropy per replica, shape ``(R,)`` (the training loss of App. B). ViT labels ``y`` are ``(B,)``,
+    shared by the replicas, or ``(R, B)``, one row per replica (the shuffled-label controls train beside the
+    replicas that see the true labels)."""
     logits = vit_logits(params, cfg, x) if cfg.kind == "vit" else gpt_logits(params, cfg, x)
     R, C = logits.shape[0], logits.shape[-1]
-    target = y.reshape(1, -1).expand(R, -1).reshape(-1)
+    per_replica = cfg.kind == "vit" and y.dim() == 2
+    target = y.reshape(-1) if per_replica else y.reshape(1, -1).expand(R, -1).reshape(-1)
     return F.cross_entropy(logits.reshape(-1, C).float(), target, reduction="none").view(R, -1).mean(1)

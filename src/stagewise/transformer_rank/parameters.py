@@ -8,8 +8,9 @@ from stagewise.core.run.parameters import ParameterError
 IMAGES = {"digits": (8, 1, 395), "shapes32": (32, 3, None), "cifar10": (32, 3, 10000), "cifar100": (32, 3, 10000)}
 #: Characters of the pydoc alphabet (the GPT's vocabulary; CPython 3.x, about 100).
 VOCABULARY = 103
-#: Weights that the checkpoints may hold in memory (float32 to_qkv and to_out of every replica and layer).
-CHECKPOINT_BYTES = 8 * 2 ** 30
+#: Weights that the checkpoints may hold in memory (float32 to_qkv and to_out of every replica and layer; the paper
+#: preset with its shuffled-label controls needs about 10 GiB at the default 20 checkpoints).
+CHECKPOINT_BYTES = 16 * 2 ** 30
 
 # Cost model, fitted on this 2-core CPU (one torch thread, one run alone): seconds per training step
 # = STEP_OVERHEAD + multiply-adds of one step (forward and backward: 3 x forward) x SECONDS_PER_MAC.
@@ -18,8 +19,11 @@ CHECKPOINT_BYTES = 8 * 2 ** 30
 VIT_STEP_OVERHEAD, GPT_STEP_OVERHEAD = 0.017, 0.002
 SECONDS_PER_MAC, GPT_SECONDS_PER_MAC, EVAL_SECONDS_PER_MAC = 4.2e-11, 3.5e-11, 1.0e-10
 SECONDS_PER_SHAPES32_IMAGE = 6e-4
-#: Teacher-student regime (4 variants per seed, 8 x 8 weights, 64 inputs of 8 tokens): seconds per seed and step.
-TOY_SECONDS_PER_SEED_STEP = 7e-4
+#: Teacher-student regime (3 variants per seed, 8 x 8 weights, 64 inputs of 8 tokens): seconds per seed and step.
+TOY_SECONDS_PER_SEED_STEP = 5.5e-4
+#: The other budgets of the budget sweep, as fractions of vit_steps (stagewise.transformer_rank.budget.FRACTIONS, kept
+#: here without torch).
+BUDGET_FRACTIONS = (0.5, 2.0)
 #: Kernel start, imports, data, spectra, figures and the extraction checks at the defaults.
 BASE_SECONDS = 30.0
 
@@ -39,9 +43,11 @@ def _sizes(values: dict) -> tuple[dict, dict]:
     return vit, gpt
 
 
-def _replicas(values: dict) -> int:
-    """Adam at every initialization scale (plus 1), the twin (Adam, scale 1, second draw) and one SGD replica."""
-    return len(set(values.get("init_scales", [0.1, 0.3, 1.0])) | {1.0}) + 2
+def _replicas(values: dict, controls: bool = True) -> int:
+    """Adam at every initialization scale (plus 1), the twin (Adam, scale 1, second draw), one SGD replica, and the
+    shuffled-label copies of the Adam replicas at the smallest scale, at 1 and at the largest scale and of SGD."""
+    scales = sorted(set(values.get("init_scales", [0.1, 0.3, 1.0])) | {1.0})
+    return len(scales) + 2 + (len({scales[0], 1.0, scales[-1]}) + 1 if controls else 0)
 
 
 def _vit_macs(vit: dict, dataset: str) -> tuple[float, int]:
@@ -60,25 +66,32 @@ def _gpt_macs(gpt: dict) -> float:
     return gpt["depth"] * layer + t * width * VOCABULARY
 
 
-def expected_seconds(values: dict) -> float:
+def expected_seconds(values: dict, controls: bool = True) -> float:
     """Expected wall time of a run (2-core CPU, one run alone) for the validated parameters: both
     training loops (steps x replicas x batch x model size), the test-set evaluation, the generation of
-    shapes32, the singular values at the checkpoints, and a fixed part measured at the defaults."""
+    shapes32, the singular values at the checkpoints, and a fixed part measured at the defaults.
+    ``controls=False``: without the controls (shuffled-label replicas, budget sweep, shuffled-character GPT),
+    the configuration in which the ViT's per-step cost was measured."""
     vit, gpt = _sizes(values)
     dataset = values.get("dataset", "digits")
-    replicas = _replicas(values)
+    replicas = _replicas(values, controls)
     macs, _ = _vit_macs(vit, dataset)
     n_images = values.get("n_images", 6000) or 6000
     test = IMAGES.get(dataset, IMAGES["digits"])[2] or round(0.2 * n_images)
-    seconds = BASE_SECONDS + vit["steps"] * (VIT_STEP_OVERHEAD + 3 * SECONDS_PER_MAC * replicas * vit["batch"] * macs)
+    step = lambda r: VIT_STEP_OVERHEAD + 3 * SECONDS_PER_MAC * r * vit["batch"] * macs   # noqa: E731
+    seconds = BASE_SECONDS + vit["steps"] * step(replicas)
+    if controls:                                                                   # the budget sweep
+        seconds += sum(max(8, round(f * vit["steps"])) for f in BUDGET_FRACTIONS) * step(4)
     seconds += EVAL_SECONDS_PER_MAC * test * replicas * macs
-    seconds += gpt["steps"] * (GPT_STEP_OVERHEAD + 3 * GPT_SECONDS_PER_MAC * gpt["batch"] * _gpt_macs(gpt))
+    # the char-GPT twice: on the text and on its characters in random order (the control)
+    seconds += (1 + controls) * gpt["steps"] * (GPT_STEP_OVERHEAD + 3 * GPT_SECONDS_PER_MAC * gpt["batch"]
+                                                * _gpt_macs(gpt))
     if dataset == "shapes32":
         seconds += SECONDS_PER_SHAPES32_IMAGE * n_images
     checkpoints = values.get("checkpoints", 20) + 7
-    svd = 1e-9 * checkpoints * 2 * (replicas * vit["depth"] * vit["heads"] * vit["width"] ** 3
-                                    + gpt["depth"] * gpt["heads"] * gpt["width"] ** 3)
-    toy = TOY_SECONDS_PER_SEED_STEP * values.get("toy_seeds", 8) * values.get("toy_steps", 600)
+    svd = 1e-9 * checkpoints * 2 * ((replicas + 8 * controls) * vit["depth"] * vit["heads"] * vit["width"] ** 3
+                                    + (1 + controls) * gpt["depth"] * gpt["heads"] * gpt["width"] ** 3)
+    toy = TOY_SECONDS_PER_SEED_STEP * values.get("toy_seeds", 8) * values.get("toy_steps", 1000)
     return seconds + svd + toy
 
 

@@ -1,4 +1,4 @@
-"""The gradual rank increase of claim (b) (Assumption asm-transformer-rank-claims) on a stable-rank curve: the end of
+"""The gradual rank increase of claim (b) (observation obs-transformer-rank-growth) on a stable-rank curve: the end of
 the early transient (the reference of the growth), the head-averaged growth from it to the end of training and its
 head-to-head noise (the prose), and the least-squares trend over all checkpoints after step 0 with its interval from
 the checkpoint scatter (the growth rows of the checks table and their criterion)."""

@@ -1,7 +1,8 @@
-"""The initialization-scale sweep of the ViT's Adam replicas (Section 5): claim (c) of Assumption
-asm-transformer-rank-claims, the final stable rank at the smallest minus at the largest scale against its noise,
-with its control (the same gap between two initialization draws at one scale), and the sanity row of the sweep's
-set-up (every replica starts from one direction times its scale)."""
+"""The initialization-scale sweep of the ViT's Adam replicas (Section 5): claim (c) (observation
+obs-transformer-rank-scale), the final stable rank at the smallest minus at the largest scale against its noise
+(two standard errors over heads, and the draw-to-draw noise of two draws at one scale), its control (the same gap
+for the replicas trained on shuffled labels), and the sanity row of the sweep's set-up (every replica starts from
+one direction times its scale)."""
 from __future__ import annotations
 
 import math
@@ -48,11 +49,30 @@ def scale_gap(small: torch.Tensor, large: torch.Tensor, size: float, width: int,
 
 
 def twin_gap(vit: VitRun, which: str) -> float:
-    """Control of claim (c): the final stable-rank gap (mean over heads) between the twin replica (Adam, scale 1,
-    a second initialization draw) and the default replica: what two draws at the *same* scale give."""
+    """The final stable-rank gap (mean over heads) between the twin replica (Adam, scale 1, a second
+    initialization draw) and the default replica: what two draws at the *same* scale give (the draw noise)."""
     sr = vit.spectra.srank(f"delta_{which}")
     twin = vit.twin if vit.twin >= 0 else vit.adam_default
     return float((sr[-1, twin] - sr[-1, vit.adam_default]).double().mean())
+
+
+def shuffled_gap(vit: VitRun, which: str) -> float:
+    """Control of claim (c): the final stable-rank gap (mean over heads) between the shuffled-label copies of the
+    smallest- and the largest-scale Adam replicas: the same gap for networks that cannot learn the task (the
+    replicas themselves when the run has no shuffled copies)."""
+    sr = vit.spectra.srank(f"delta_{which}")
+    sweep = vit.scale_replicas
+    small, large = (vit.shuffled.get(r, r) for r in (sweep[0], sweep[-1]))
+    return float((sr[-1, small] - sr[-1, large]).double().mean())
+
+
+def half_steps(svals: torch.Tensor, steps: list[int], top: int = 4) -> list[int]:
+    """For singular values ``svals`` ``(checkpoint, index)`` of one head's learned change, the first checkpoint step
+    at which each of the ``top`` largest reaches half its final value (do they rise together or one after another?
+    the caption of the scale figure, paper Fig 6)."""
+    s = svals[:, :top].double()
+    reached = s >= 0.5 * s[-1]
+    return [int(steps[int(reached[:, i].nonzero()[0])]) for i in range(s.shape[1])]
 
 
 def scale_error(vit: VitRun, ignore_scale: bool = False) -> float:

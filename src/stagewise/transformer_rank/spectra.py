@@ -34,7 +34,7 @@ def checkpoint_spectra(result: TrainResult, heads: int, head_dim: int,
                        device: torch.device | str = "cpu", reference: int = 0) -> Spectra:
     """Spectra of the per-head matrices and of their change since initialization, batched per
     checkpoint over replicas, layers and heads (the difference of products, not the product of
-    differences; Proposition prop-transformer-rank-bound, Assumption asm-transformer-rank-claims).
+    differences; Proposition prop-transformer-rank-bound, the observations obs-transformer-rank-*).
     The change is measured from the checkpoint of index ``reference``: by default the first checkpoint of
     ``result``, taken as the initialization (``init_kq`` / ``init_vo`` are always the first checkpoint's)."""
     kq0, vo0 = head_matrices(result.qkv[reference].to(device), result.out[reference].to(device), heads, head_dim)

@@ -1,7 +1,7 @@
-"""The scalar observables of the chapter's claims (Assumption asm-transformer-rank-claims) on the ViT and char-GPT
-runs: head- and layer-averaged stable ranks at the end of the early transient and at the end of training, per
-optimizer and initialization scale, their growth and trends (claim (b)), the low-rank ratio (claim (a)) and the
-scale gaps (claim (c))."""
+"""The scalar observables of the chapter's observations (obs-transformer-rank-low, -growth, -scale) on the ViT and
+char-GPT runs: head- and layer-averaged stable ranks at the end of the early transient and at the end of training,
+per optimizer and initialization scale, their growth and trends (claim (b)), the low-rank ratio (claim (a)) and the
+scale gaps (claim (c)), each also on the replicas trained on shuffled labels (the controls)."""
 from __future__ import annotations
 
 import math
@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import torch
 
 from stagewise.transformer_rank.experiments import GptRun, VitRun
+from stagewise.transformer_rank.low_rank import low_rank_ratio
 from stagewise.transformer_rank.rank_growth import Growth, Trend, growth_stats, mean_curve, trend
-from stagewise.transformer_rank.scale_sweep import ScaleGap, scale_gap
+from stagewise.transformer_rank.scale_sweep import ScaleGap, scale_gap, shuffled_gap
 
 
 @dataclass
@@ -30,30 +31,33 @@ class VitSummary:
     growth: dict[str, float]     # same keys: mean srank at the end minus at the end of the transient
     growth_stats: dict[str, Growth]  # same keys: growth from the trough and its head-to-head spread (prose)
     trends: dict[str, Trend]     # same keys: claim (b), trend over all checkpoints after step 0
-    full_curves: dict[str, torch.Tensor]  # same keys: head-mean srank of W_K W_Q^T (t) itself (the control)
+    trends_shuffled: dict[str, Trend]  # same keys: the same trend of the replica trained on shuffled labels
     small_final: dict[str, float]   # "kq", "vo": mean final srank at the smallest scale
     large_final: dict[str, float]
     low_rank_ratio: float        # final srank(Delta KQ) / srank(KQ init), Adam (claim (a))
     first_step_ratio: float      # the same ratio after one Adam step (checkpoint of step 1; NaN without one)
     scale_finals: dict[str, list[float]]  # "kq", "vo": mean final srank per Adam scale of the sweep, smallest first
     scale_gap: dict[str, ScaleGap]  # "kq", "vo": final srank at smallest minus largest scale (claim (c))
-    twin_gap: dict[str, ScaleGap]   # control of claim (c): the same gap between two draws at scale 1
+    twin_gap: dict[str, ScaleGap]   # the same gap between two draws at scale 1 (the draw-to-draw noise)
+    low_rank_ratio_shuffled: float  # low_rank_ratio of the replica trained on shuffled labels (its control)
+    scale_gap_shuffled: dict[str, float]  # "kq", "vo": the head-mean scale gap of the shuffled-label replicas
 
 
 
 def summarize_vit(vit: VitRun) -> VitSummary:
-    """Head- and layer-averaged stable ranks of the ViT run for claims (a)-(c)."""
+    """Head- and layer-averaged stable ranks of the ViT run for claims (a)-(c), and of its shuffled-label controls
+    (a replica without a shuffled copy stands for its own control: the statistics are then equal)."""
     sr = {"kq": vit.spectra.srank("delta_kq"), "vo": vit.spectra.srank("delta_vo")}
-    full = {"kq": vit.spectra.srank("full_kq"), "vo": vit.spectra.srank("full_vo")}
     a, s = vit.adam_default, vit.sgd
     init = {"kq": vit.spectra.srank("init_kq"), "vo": vit.spectra.srank("init_vo")}
     init_kq, init_vo = init["kq"][a], init["vo"][a]
     steps = vit.result.steps
     replicas = {"adam": a, "sgd": s}
+    ctl = lambda r: vit.shuffled.get(r, r)          # noqa: E731 - the shuffled-label copy of replica r
     final = {f"{o}_{m}": float(sr[m][-1, r].mean()) for o, r in replicas.items() for m in sr}
     stats = {f"{o}_{m}": growth_stats(sr[m][:, r], steps) for o, r in replicas.items() for m in sr}
     trends = {f"{o}_{m}": trend(mean_curve(sr[m][:, r]), steps) for o, r in replicas.items() for m in sr}
-    fulls = {f"{o}_{m}": mean_curve(full[m][:, r]) for o, r in replicas.items() for m in sr}
+    shuffled = {f"{o}_{m}": trend(mean_curve(sr[m][:, ctl(r)]), steps) for o, r in replicas.items() for m in sr}
     sweep = vit.scale_replicas
     small, large = sweep[0], sweep[-1]
     size = float(init_kq.mean())
@@ -61,14 +65,15 @@ def summarize_vit(vit: VitRun) -> VitSummary:
     return VitSummary(
         sr["kq"], sr["vo"], a, s, small, large, vit.twin,
         float(init_kq.mean()), float(init_vo.mean()), final, {k: g.growth for k, g in stats.items()}, stats,
-        trends, fulls,
+        trends, shuffled,
         {m: float(sr[m][-1, small].mean()) for m in sr}, {m: float(sr[m][-1, large].mean()) for m in sr},
-        float(sr["kq"][-1, a].mean() / init_kq.mean()),
+        low_rank_ratio(vit, a),
         float(sr["kq"][steps.index(1), a].mean() / init_kq.mean()) if 1 in steps else math.nan,
         {m: [float(sr[m][-1, r].mean()) for r in sweep] for m in sr},
         {m: scale_gap(sr[m][-1, small], sr[m][-1, large], size, vit.cfg.width,
                       sr[m][-1, twin] - sr[m][-1, a] if vit.twin >= 0 else None) for m in sr},
-        {m: scale_gap(sr[m][-1, twin], sr[m][-1, a], size, vit.cfg.width) for m in sr})
+        {m: scale_gap(sr[m][-1, twin], sr[m][-1, a], size, vit.cfg.width) for m in sr},
+        low_rank_ratio(vit, ctl(a)), {m: shuffled_gap(vit, m) for m in sr})
 
 
 @dataclass
@@ -81,8 +86,6 @@ class GptSummary:
     kq_growth: Growth
     vo_trend: Trend              # claim (b): trend over all checkpoints after step 0
     kq_trend: Trend
-    full_vo: torch.Tensor        # head-mean srank of W_V W_O^T (t) itself (the control)
-    full_kq: torch.Tensor
 
     @property
     def vo_reference(self) -> float:
@@ -102,9 +105,9 @@ class GptSummary:
 
 
 def summarize_gpt(gpt: GptRun) -> GptSummary:
-    """Head- and layer-averaged stable ranks of the char-GPT: the transient, the trends and their controls."""
+    """Head- and layer-averaged stable ranks of the char-GPT (on the text, or on its shuffled characters, the
+    control): the transient and the trends."""
     kq, vo = gpt.spectra.srank("delta_kq")[:, 0], gpt.spectra.srank("delta_vo")[:, 0]
     steps = gpt.result.steps
     return GptSummary(kq, vo, float(gpt.spectra.srank("init_kq").mean()), growth_stats(vo, steps),
-                      growth_stats(kq, steps), trend(mean_curve(vo), steps), trend(mean_curve(kq), steps),
-                      mean_curve(gpt.spectra.srank("full_vo")[:, 0]), mean_curve(gpt.spectra.srank("full_kq")[:, 0]))
+                      growth_stats(kq, steps), trend(mean_curve(vo), steps), trend(mean_curve(kq), steps))

@@ -60,18 +60,25 @@ def stated_images(name: str, data_dir: str = "", seed: int = 0, limit: int = 0) 
 
 
 def stated_vit_first_batch(settings, images_seed: int, generator: torch.Generator, cfg: Config, draws: int,
-                           device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+                           device: torch.device | str = "cpu", labels: list[str] | None = None,
+                           label_generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The ViT's first minibatch as the experiment states it, recomputed outside the training loop: the
     stated dataset (:func:`stated_images`, split by ``images_seed``) cut into patches; ``generator`` (a fresh
     copy of the experiment's stream) advanced past the ``draws`` initialization directions, then the first
-    ``batch`` indices of a ``torch.randperm`` of the *whole* training set (patches, labels)."""
+    ``batch`` indices of a ``torch.randperm`` of the *whole* training set (patches, labels). With ``labels``
+    (``"true"`` / ``"shuffled"`` per replica) and ``label_generator`` (a fresh copy of the label stream), the
+    labels are ``(R, B)``: the shuffled replicas read the training labels under the stated permutation."""
     s = settings
     images = stated_images(s.dataset, s.data_dir, images_seed, s.n_images)
     init_params(cfg, [1.0] * draws, generator, "cpu", directions=list(range(draws)))   # advance the stream
     n = len(images.x_train)
     idx = torch.randperm(n, generator=generator)[:min(s.batch, n)]
     x = data.patchify(images.x_train, s.patch)
-    return x[idx].to(device), images.y_train[idx].to(device)
+    y = images.y_train[idx]
+    if labels is not None and "shuffled" in labels:
+        permuted = images.y_train[torch.randperm(n, generator=label_generator)][idx]
+        y = torch.stack([permuted if lab == "shuffled" else y for lab in labels])
+    return x[idx].to(device), y.to(device)
 
 
 def stated_gpt_first_batch(settings, generator: torch.Generator, cfg: Config,

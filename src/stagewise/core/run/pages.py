@@ -115,7 +115,7 @@ def summary(chapter: str, rows: list[dict[str, Any]]) -> str:
     sanity = [r for r in rows if r.get("kind") == SANITY]
     t, c, s = _counts(theorem), _counts(claims), _counts(sanity)
     powered = sum(1 for r in theorem if (r.get("control") or {}).get("failed") is True)
-    lines = [f"**Theorem rows:** {t['pass']} of {len(theorem)} pass"
+    lines = [] if not theorem else [f"**Theorem rows:** {t['pass']} of {len(theorem)} pass"
              + (f", **{t['fail']} fail**" if t["fail"] else "")
              + (f", {t['not run']} not run (a hypothesis is not met at these parameters)" if t["not run"] else "")
              + f"; {powered} of {len(theorem)} have a control, computed in this run, that their criterion rejects."]
