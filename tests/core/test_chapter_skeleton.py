@@ -71,7 +71,7 @@ def test_the_landing_page_names_and_links_every_chapter_as_the_sidebar_does():
     sidebar's and the PDF outline's), a link, a thumbnail and a one-sentence finding; and the page opens with
     a figure."""
     intro = (PROJECT_ROOT / "book" / "intro.md").read_text()
-    cards = re.findall(r":::\{grid-item-card\} (.+)\n:link: chapters/([\w-]+)\n:link-type: doc\n:img-top: (\S+)", intro)
+    cards = re.findall(r":::\{grid-item-card\} (.+)\n:link: /chapters/([\w-]+)\n:link-type: doc\n:img-top: (\S+)", intro)
     assert [(title, name) for title, name, _ in cards] == [(c.title, c.name) for c in CHAPTERS]
     for _, name, image in cards:
         assert image.startswith(f"executed/{name}/figures/{name}-") and image.endswith(".png")
