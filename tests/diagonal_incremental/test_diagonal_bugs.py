@@ -52,8 +52,10 @@ def test_thresholds_and_plateau_counter_bugs():
     assert np.allclose(w0, b0) and np.allclose(w_hi - 2, 2 - b_hi)
     tau = np.linspace(0, 3, 601)
     stair = np.where(tau < 1, 1.0, np.where(tau < 2, 0.5, 0.05))
-    assert plateau_states.count_plateaus(tau, stair) == 3
-    assert bugs.count_plateaus_absolute(tau, stair * np.where(tau < 1, 1.0, 0.2)) < 3   # small late drops missed
+    assert plateau_states.count_plateaus(tau, stair, [1.0, 0.5, 0.05]) == 3
+    late = stair * np.where(tau < 1, 1.0, 0.2)                                # 1 -> 0.1 -> 0.01
+    assert plateau_states.count_plateaus(tau, late, [1.0, 0.1, 0.01]) == 3
+    assert bugs.count_plateaus_absolute(tau, late, [1.0, 0.1, 0.01]) < 3     # small late drops missed
 
 
 def test_race_memoryless_and_conservation_same_steps():
@@ -102,4 +104,4 @@ def test_targets_reach_every_caller(monkeypatch):
     with monkeypatch.context() as m:
         m.setattr(plateau_states, "count_plateaus", _raise)
         with pytest.raises(_Reached):
-            plateau_states.plateaus_match(tau, np.ones(11), 1)
+            plateau_states.plateaus_match(tau, np.ones(11), [1.0, 0.5])

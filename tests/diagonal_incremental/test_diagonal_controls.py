@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from stagewise.diagonal_incremental import (assumptions, correlated, descent, full_head, plateau_states, staircase,
-                                            transitions)
+                                            tracking, transitions)
 from stagewise.diagonal_incremental.algorithm import algorithm1
 from stagewise.diagonal_incremental.networks import LinearDiagonal
 
@@ -43,8 +43,10 @@ def test_extrapolation_in_the_right_variable_is_exact_and_the_wrong_exponent_is_
 def test_plateau_count_and_readouts_on_a_trajectory():
     tau = np.linspace(0, 3, 601)
     stair = np.where(tau < 1, 1.0, np.where(tau < 2, 0.5, 0.1))
-    assert plateau_states.plateaus_match(tau, stair, 2) and not plateau_states.plateaus_match(tau, stair, 3)
-    assert not plateau_states.plateaus_match(tau, 1.0 - 0.3 * tau, 2)    # a gentle slope: no drop of 20% in 0.05
+    levels = [1.0, 0.5, 0.1]
+    assert plateau_states.plateaus_match(tau, stair, levels)
+    assert not plateau_states.plateaus_match(tau, stair, [1.0, 0.5, 0.3, 0.1])
+    assert not plateau_states.plateaus_match(tau, 1.0 - 0.3 * tau, levels)  # a gentle slope: no drop of 25% in 0.05
 
 
 def _flow_study(beta_path, tau, alphas=(1e-8,)):
@@ -60,40 +62,52 @@ def test_teacher_error_at_the_end_and_at_half_time():
     assert staircase.teacher_error(fs, beta_star, fraction=0.5) == pytest.approx(np.linalg.norm(beta_star) / 3.0)
 
 
-def test_tracking_gap_of_records_and_on_the_wrong_time_axis():
-    tau = np.linspace(0, 3, 301)
-    loss = np.where(tau < 1.01, 1.0, np.where(tau < 2.02, 0.5, 0.0))    # GD crosses at 1.01 and 2.02
-    tr = descent.TrackingStudy(1e-4, 0.05, tau, loss, np.array([1.0, 0.5, 0.0]), np.array([1.0, 2.0]), 1.0)
-    assert descent.tracking_gap(tr) == pytest.approx(0.01, abs=0.006)   # one record of 0.01 either way
-    assert descent.tracking_gap(tr, rescale=0.5) > 0.45
-    assert tr.tolerance == pytest.approx(0.05)
-    short = descent.TrackingStudy(1e-4, 0.05, tau[:150], loss[:150], tr.levels, tr.flow_times, 1.0)
-    assert not descent.tracking_gap(short) <= 1.0                      # a missed transition is NaN, never accepted
-    # the flow itself misses the last transition within the simulated time: GD is compared on the others
-    late = descent.TrackingStudy(1e-4, 0.05, tau, loss, tr.levels, np.array([1.0, np.nan]), 1.0)
-    assert descent.tracking_gap(late) == pytest.approx(0.01, abs=0.006)
-    assert not descent.tracking_gap(descent.TrackingStudy(1e-4, 0.05, tau, loss, tr.levels,
-                                                          np.array([np.nan, np.nan]), 1.0)) <= 1.0
+def test_time_miss_against_the_rates_and_against_the_flow():
+    """The GD-delay measure: GD's miss against the prediction in units of each stage's predicted delay, over the
+    held stages the prediction reaches; against gradient flow's times (the control) it is about one unit; a
+    transition GD misses is NaN, never accepted; unsettled stages are left out."""
+    tr = tracking.TrackingStudy(1e-4, 0.05, np.array([1.02, 2.03]), np.array([1.0, 2.0]), np.array([1.021, 2.029]))
+    assert tracking.time_miss(tr) == pytest.approx(max(0.001 / 0.021, 0.001 / 0.029))
+    assert tracking.time_miss(tr, "flow") == pytest.approx(max(0.02 / 0.021, 0.03 / 0.029))
+    np.testing.assert_allclose(tr.predicted_delay, [0.021, 0.0145])
+    assert tr.tolerance == 0.25
+    missed = tracking.TrackingStudy(1e-4, 0.05, np.array([1.02, np.nan]), tr.flow_times, tr.rate_times)
+    assert not tracking.time_miss(missed) <= 1.0
+    late = tracking.TrackingStudy(1e-4, 0.05, np.array([1.02, np.nan]), np.array([1.0, np.nan]),
+                                  np.array([1.021, np.nan]))            # the prediction does not reach stage 2
+    assert tracking.time_miss(late) == pytest.approx(0.001 / 0.021)
+    held = missed.settled_only([True, True, False])                        # plateau 2 unsettled: stage 2 left out
+    assert held.reached.tolist() == [True, False] and tracking.time_miss(held) == pytest.approx(0.001 / 0.021)
+    assert tracking.time_miss(tr.settled_only([False, True, True])) == pytest.approx(0.001 / 0.029)
 
 
-def test_gradient_descent_tracks_the_flow_to_first_order_in_eta():
-    """rem-diagonal-incremental-gd-flow on Sigma = I: GD's transitions lag the exact flow's by about
-    eta |g| / 2 (relative) and the lag halves with the step; the bound eta g_max holds."""
+def test_gradient_descent_runs_the_race_at_its_rates():
+    """rem-diagonal-incremental-gd-flow on Sigma = I: GD's transitions lag the exact flow's by about eta |g| / 2
+    (relative), the lag halves with the step, and the clocks at the rates log(1 +- eta g)/eta predict it to a
+    quarter of the smallest predicted delay; the flow's own times (no delay) do not."""
     model = _linear([1.0, -0.5])
     stages = algorithm1(model)
     u0, v0 = np.array([0.8, 0.3]), np.array([-0.2, 0.5])
     alpha, levels = 1e-4, [s.loss for s in stages]
     tau = np.linspace(0, 1.1 * stages[-1].T + 0.3, 800)
-    g_max = float(assumptions.off_support_gradient(model, stages).max())
-    gaps = []
+    delays = []
     for eta in (0.05, 0.025):
         steps = int(math.ceil(tau[-1] * -math.log(alpha) / eta))
         gd = descent.gradient_descent(model, u0, v0, [alpha], [eta], steps, record_every=2)
-        tr = descent.tracking_study(model, gd, 0, alpha, eta, u0, v0, levels, tau, g_max, rtol=1e-9)
-        gaps.append(descent.tracking_gap(tr))
-        assert gaps[-1] <= tr.tolerance
-        assert descent.tracking_gap(tr, rescale=0.5) > 5 * tr.tolerance
-    assert 0.35 < gaps[1] / gaps[0] < 0.65
+        tr = tracking.tracking_study(model, gd, 0, alpha, eta, u0, v0, levels, tau, rtol=1e-9)
+        delays.append(tr.measured_delay[0])
+        assert tracking.time_miss(tr) <= tr.tolerance < 0.75 < tracking.time_miss(tr, "flow")
+        assert tr.predicted_delay[0] == pytest.approx(0.5 * eta * 1.0, rel=0.25)   # g = 1 drives stage 1
+    assert 0.35 < delays[1] / delays[0] < 0.65
+
+
+def test_rate_flow_at_eta_zero_is_gradient_flow():
+    model = _linear([1.0, -0.5])
+    u0, v0 = np.array([0.8, 0.3]), np.array([-0.2, 0.5])
+    tau = np.linspace(0, 3, 61)
+    mine = tracking.rate_flow(model, 1e-8, u0, v0, tau, 0.0, rtol=1e-10, atol=1e-12)
+    ref = staircase.log_scale_flow(model, [1e-8], u0, v0, tau, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(mine["beta"], ref["beta"][:, 0], atol=1e-7)
 
 
 def test_conservation_controls_rerun_the_study_with_the_same_number_of_steps():

@@ -1,4 +1,5 @@
-"""Algorithm 1 (Boix-Adsera et al. 2023, Section 4, Appendices C-D), with the errata of the research note.
+"""Algorithm 1 (Boix-Adsera et al. 2023, Section 4, Appendices C-D), with the errata listed on the chapter's
+verification page.
 
 (A) the race of eq. (10)-(12): times until active ``Delta_k``, winner ``i_k``, ``T_{k+1}``, ``b^{k+1}``;
 (B) the balanced gradient flow of eq. (13) on the active coordinates (:func:`train_active`).
@@ -310,7 +311,7 @@ def algorithm1(model: DiagonalModel, *, max_stages: int = 50, eps2: float = 1e-8
                             "g_i(theta^k) != 0 for every coordinate i that leaves the support at stage k")
         if not is_positive(lam, h_norm, support.size):
             return stop(k + 1, T, "Assumption 4.4 (strict local minima)",
-                        f"stage {k + 1}: smallest eigenvalue of the Hessian restricted to the support {lam:.2e} "
+                        f"stage {k + 1}: smallest eigenvalue of the product-space Hessian on the support {lam:.2e} "
                         f"(rounding level {roundoff(h_norm, support.size):.1e})", "> 0 beyond rounding")
         stages.append(Stage(k + 1, T, beta.copy(), b.copy(), float(model.loss(to(beta).to(dev))[0]),
                             ik, s, margin, list(res.dropped), res.resid, lam, support.copy(), margin_err, g_err,

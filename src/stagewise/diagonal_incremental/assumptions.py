@@ -1,8 +1,9 @@
 """Assumptions 4.3-4.5 tested in practice.
 
 Assumption 4.3 is checked inside Algorithm 1 (race margins, ``algorithm.py``), Assumption 4.4 by the
-restricted Hessian (``networks.restricted_hessian_min``) and by perturbation (:func:`perturbation_study`),
-Assumption 4.5 by rerunning stage (B) (:func:`stage_b_spread`); :func:`assumption_study` collects them.
+restricted Hessian (``networks.restricted_hessian_min``, :func:`balanced_hessian_min`), Assumption 4.5 by rerunning
+stage (B) (:func:`stage_b_spread`); :func:`assumption_study` collects them. The paper's perturbation protocols
+(its Figs. 10 and 11) are in :mod:`.perturbations`.
 """
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ import numpy as np
 import torch
 
 from stagewise.diagonal_incremental.algorithm import STATIONARITY_TOL, Breakdown, Stage, train_active
-from stagewise.diagonal_incremental.descent import descend
-from stagewise.diagonal_incremental.flow import weights_from_b
 from stagewise.diagonal_incremental.networks import DiagonalModel
 from stagewise.numerics.roundoff import is_positive, roundoff
 
@@ -159,7 +158,8 @@ def stage_hypotheses(stages: list[Stage], bd: Breakdown | None) -> list[tuple[st
                                                                       if left else ""),
             "g_i(theta^k) != 0 for every coordinate i that leaves the support at stage k"),
         "Assumption 4.4 (strict local minima)": (
-            f"{span}: smallest eigenvalue of the restricted Hessian {min((s.hessian_min for s in st), default=math.inf):.3g}",
+            f"{span}: smallest eigenvalue of the product-space Hessian on the support, lambda_min(H_S), "
+            f"{min((s.hessian_min for s in st), default=math.inf):.3g}",
             "> 0 beyond rounding"),
         "Assumption 4.5 (stage (B) converges)": (
             f"{span}: every stage (B) reached max |g| <= {max((s.stationarity for s in st), default=0.0):.1e}",
@@ -172,81 +172,3 @@ def stage_hypotheses(stages: list[Stage], bd: Breakdown | None) -> list[tuple[st
         else:
             out.append((name, True, measured, requirement))
     return out
-
-
-@dataclass
-class PerturbationStudy:
-    """Perturbed minus unperturbed GD in product space: ``dist`` ``(plateaus, records)`` at times ``t``;
-    ``i_stop`` ends each plateau's window."""
-
-    t: np.ndarray
-    dist: np.ndarray
-    i_stop: list
-    resolved: np.ndarray | None = None     # plateaus whose window is long enough to show the decay
-
-    @property
-    def ratio(self) -> float:
-        """Largest ``dist`` at the end of a window over its initial value (< 1: the perturbation decays), over
-        the resolved plateaus."""
-        ok = self.resolved if self.resolved is not None else np.ones(len(self.i_stop), bool)
-        return float(max((self.dist[q, i] / self.dist[q, 0] for q, i in enumerate(self.i_stop) if ok[q]),
-                         default=math.nan))
-
-
-def perturbation_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, alpha: float, T: np.ndarray,
-                       mids: np.ndarray, u0: np.ndarray, v0: np.ndarray, rng: np.random.Generator, std: float,
-                       eta: float, n_steps: int = 1000, device="cpu", everywhere: bool = False,
-                       rates: np.ndarray | None = None, decay: float = 0.01,
-                       g_off: np.ndarray | None = None, supports: list | None = None) -> PerturbationStudy:
-    """Assumption 4.4 by perturbation (paper App. A, Figs. 3, 10, 11): at each plateau midpoint in ``mids``
-    take the weights of the exact flow (``b`` ``(len(tau), p)`` at ``alpha``, eq. 7), add Gaussian noise
-    of std ``std`` to the non-negligible ones (``|u_i|`` or ``|v_i| > 1e-5``), and train both by GD. Each
-    plateau's window goes 40% of the way from its midpoint to the next transition, ``0.2 (T_{k+1} - T_k)``
-    in rescaled time (``mids[q]`` lies between ``T[q]`` and ``T[q + 1]``; the last plateau has no end).
-
-    ``everywhere=True`` is the control: it perturbs the negligible coordinates too, i.e. leaves the
-    balanced support of ``theta^k``, along which ``theta^k`` is a saddle, not a minimum.
-
-    ``rates``: the relaxation rate of each plateau in ``mids`` (``relaxation.relaxation_rates``); a plateau is
-    resolved when its slowest mode decays below ``decay`` within the window (``rate * t_stop >= log(1/decay)``),
-    and :attr:`PerturbationStudy.ratio` covers the resolved plateaus only.
-
-    ``g_off``: ``max_{i not in S_k} |g_i(theta^k)|`` per plateau. An inactive coordinate is at most
-    ``exp(-2 log(1/alpha) |g_i| (T_{k+1} - tau))`` in size, and the perturbation changes its growth, so the
-    measured distance grows again once it is no longer negligible (the paper's figure shows only the return to
-    the plateau). The window then also ends before that bound reaches ``decay * std``.
-
-    ``supports``: ``supp theta^k`` per plateau. Where a coordinate outside it is already non-negligible at the
-    midpoint (a short plateau, the next coordinate about to switch on), the perturbation leaves the support,
-    along which ``theta^k`` is a saddle (the control's situation): such a plateau is not resolved."""
-    L = -math.log(alpha)
-    starts, on_support = [], []
-    for q, m in enumerate(mids):
-        i = int(np.argmin(np.abs(tau - m)))
-        u, v = weights_from_b(b[i], L, u0, v0)
-        big = (np.abs(u) > 1e-5) | (np.abs(v) > 1e-5)
-        on_support.append(supports is None or set(np.flatnonzero(big)) <= set(np.asarray(supports[q]).tolist()))
-        big = big | everywhere
-        up, vp = u.copy(), v.copy()
-        up[big] += std * rng.standard_normal(big.sum())
-        vp[big] += std * rng.standard_normal(big.sum())
-        starts += [(u, v), (up, vp)]
-    run = descend(model, np.stack([s[0] for s in starts]), np.stack([s[1] for s in starts]), eta, n_steps,
-                  device=device)
-    t = run.t[0]
-    dist = np.abs(run.beta[1::2] - run.beta[0::2]).max(axis=-1)      # (plateaus, records)
-    gaps = np.append(np.diff(T), np.inf)[:len(mids)]     # T may end with the end of the last covered plateau
-    t_stop = np.minimum(0.2 * gaps * L, t[-1])
-    if g_off is not None:       # end while every inactive coordinate is still below decay * std (see above)
-        g = np.maximum(np.asarray(g_off, float), 1e-300)
-        t_stop = np.minimum(t_stop, 0.5 * gaps * L - math.log(1.0 / (decay * std)) / (2.0 * g))
-    resolved = None if rates is None else (np.asarray(rates, float) * np.maximum(t_stop, 0.0) >= math.log(1.0 / decay)
-                                           ) & np.array(on_support)
-    t_stop = np.maximum(t_stop, 0.0)
-    return PerturbationStudy(t, dist, [int(np.searchsorted(t, ts, side="right") - 1) for ts in t_stop], resolved)
-
-
-def perturbation_ratio(*args, **kwargs) -> float:
-    """:attr:`PerturbationStudy.ratio` of a new :func:`perturbation_study` (same arguments): the control
-    perturbs the negligible coordinates too (``everywhere=True``)."""
-    return perturbation_study(*args, **kwargs).ratio

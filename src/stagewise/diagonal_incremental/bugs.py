@@ -120,12 +120,13 @@ def transition_level_off_by_one(tau, loss, levels, dense_loss=None, iters=40, *,
     return original(tau, loss, shifted, dense_loss, iters)
 
 
-def count_plateaus_absolute(tau, loss, rel_drop=0.2, window=0.05, floor=1e-8):
+def count_plateaus_absolute(tau, loss, levels, window=0.05, floor=1e-8):
     """The plateau detector with its drop measured relative to the initial loss ``L(0)`` instead of the current
-    loss: a drop of 20% of ``L(0)`` is needed, so the small late drops are not counted (an absolute tolerance
-    where the quantity spans orders of magnitude)."""
+    loss: a drop of the threshold times ``L(0)`` is needed, so the small late drops are not counted (an absolute
+    tolerance where the quantity spans orders of magnitude)."""
+    from stagewise.diagonal_incremental.plateaus import drop_threshold
     step = max(1, int(round(window / (tau[1] - tau[0]))))
-    drop = ((loss[:-step] - loss[step:]) > rel_drop * loss[0]) & (loss[:-step] > floor * loss[0])
+    drop = ((loss[:-step] - loss[step:]) > drop_threshold(levels) * loss[0]) & (loss[:-step] > floor * loss[0])
     return int(np.flatnonzero(np.diff(drop.astype(int)) == 1).size + int(drop[0]) + 1)
 
 

@@ -1,4 +1,4 @@
-"""Algorithm 1 in closed form (the research note's cases used by the unit tests) and, for ``Sigma = I``, the
+"""Algorithm 1 in closed form (the cases the unit tests use) and, for ``Sigma = I``, the
 finite-alpha transition times."""
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ import numpy as np
 import torch
 
 from stagewise.diagonal_incremental.networks import DiagonalModel
-from stagewise.diagonal_incremental.plateaus import transition_times
 from stagewise.numerics.fits import loglog_slope
 from stagewise.numerics.flows import assert_finite
 
@@ -156,56 +155,3 @@ def drift_slope_ratio(model: DiagonalModel, u0: np.ndarray, v0: np.ndarray, etas
                       **kwargs) -> float:
     """:attr:`ConservationStudy.slope_dev_ratio` of a new :func:`conservation_study` (same arguments)."""
     return conservation_study(model, u0, v0, etas, t_end, **kwargs).slope_dev_ratio
-
-
-@dataclass
-class TrackingStudy:
-    """Gradient descent against the exact gradient flow at the same ``alpha`` (rem-diagonal-incremental-gd-flow):
-    GD's records ``tau``, ``loss`` (rescaled time ``eta * step / log(1/alpha)``), Algorithm 1's plateau
-    ``levels`` and the flow's transition times ``flow_times`` at that alpha; ``g_max``: the largest ``|g_i|``
-    that drives a race (``max_k max_{i not in S_k} |g_i(theta^k)|``)."""
-
-    alpha: float
-    eta: float
-    tau: np.ndarray
-    loss: np.ndarray
-    levels: np.ndarray
-    flow_times: np.ndarray
-    g_max: float
-
-    def gd_times(self, rescale: float = 1.0) -> np.ndarray:
-        """GD's transition times (the midpoint crossings of :func:`plateaus.transition_times`, refined on the
-        linear interpolation between records) on the time axis ``rescale * tau``."""
-        tau = rescale * self.tau
-        return np.array(transition_times(tau, self.loss, self.levels,
-                                         lambda t: float(np.interp(t, tau, self.loss))))
-
-    @property
-    def tolerance(self) -> float:
-        """``eta * g_max``: twice the leading relative delay ``eta |g| / 2`` of GD's transitions."""
-        return float(self.eta * self.g_max)
-
-
-def tracking_gap(study: TrackingStudy, rescale: float = 1.0) -> float:
-    """``max_k |tau_k^GD - tau_k^flow| / tau_k^flow`` at the same alpha over the transitions the exact flow
-    reaches within the simulated time (at a larger alpha the last ones may come after it); NaN if GD misses one
-    of these, or if the flow reaches none. ``rescale = 1/2`` is GD's time rescaled by ``log(1/alpha^2)`` instead
-    of ``log(1/alpha)``."""
-    seen = np.isfinite(study.flow_times)
-    if not seen.any():
-        return math.nan
-    flow = study.flow_times[seen]
-    return float(np.max(np.abs(study.gd_times(rescale)[seen] - flow) / flow))
-
-
-def tracking_study(model: DiagonalModel, gd: DescentRun, row: int, alpha: float, eta: float, u0: np.ndarray,
-                   v0: np.ndarray, levels, tau: np.ndarray, g_max: float, rtol: float, device="cpu") -> TrackingStudy:
-    """Row ``row`` of the GD run ``gd`` (started at ``alpha theta_0`` with step ``eta``) and the exact flow
-    (:func:`flow.log_scale_flow`) from the same ``alpha theta_0`` on the grid ``tau``: their transition times
-    through Algorithm 1's plateau ``levels``."""
-    from stagewise.diagonal_incremental.flow import log_scale_flow
-    flow = log_scale_flow(model, [alpha], u0, v0, tau, rtol=rtol, device=device)
-    flow_times = transition_times(tau, flow["loss"][:, 0], levels,
-                                  lambda t: float(model.loss(flow["dense"](t))[0]))
-    return TrackingStudy(float(alpha), float(eta), np.asarray(gd.tau[row]), np.asarray(gd.loss[row]),
-                         np.asarray(levels, float), np.asarray(flow_times, float), float(g_max))

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from stagewise.diagonal_incremental.assumptions import PerturbationStudy
 from stagewise.diagonal_incremental.correlated import CorrelatedStudy
 from stagewise.diagonal_incremental.descent import ConservationStudy, DescentRun
 from stagewise.diagonal_incremental.full_head import FullHeadRun
 from stagewise.diagonal_incremental.log_scale import LogScaleStudy
+from stagewise.diagonal_incremental.perturbations import PerturbationStudy
 from stagewise.diagonal_incremental.plateau_states import PlateauStudy
 from stagewise.diagonal_incremental.staircase import FlowStudy
 from stagewise.diagonal_incremental.transitions import TransitionStudy
@@ -42,12 +42,14 @@ def loss(fs: FlowStudy, gd: DescentRun, alphas_gd) -> dict[str, Any]:
             "tau_end": float(fs.tau_end), "loss_top": float(1.5 * levels[0]), "linthresh": 1e-3}
 
 
-def entries(fs: FlowStudy, d: int) -> dict[str, Any]:
-    """The diagonal entries of ``W_K W_Q^T`` and ``W_V W_O^T`` along the flow at the smallest alpha, and
-    Algorithm 1's times."""
+def entries(fs: FlowStudy, ps: PlateauStudy, d: int) -> dict[str, Any]:
+    """The diagonal entries of ``W_K W_Q^T`` and ``W_V W_O^T`` along the flow at the smallest alpha, Algorithm 1's
+    times, and the rank staircase: the ranks along the flow and Algorithm 1's support sizes at the plateau
+    midpoints."""
     beta = _array(fs.beta_min)
     return {"tau": _array(fs.tau), "kq": beta[:, :d], "vo": beta[:, d:2 * d], "T": _array(fs.T),
-            "alpha": float(fs.alphas[fs.j_min])}
+            "alpha": float(fs.alphas[fs.j_min]), "ranks": _array(ps.ranks_tau), "mids": _array(ps.mids),
+            "ranks_alg": _array(ps.ranks_alg), "threshold": 1e-3}
 
 
 def times(ts: TransitionStudy, n_grid: int = 50) -> dict[str, Any]:
@@ -58,13 +60,6 @@ def times(ts: TransitionStudy, n_grid: int = 50) -> dict[str, Any]:
     fits = _array(ts.fits)
     return {"x": x, "times": _array(ts.times), "T": _array(ts.T), "grid": grid,
             "fit": np.stack([np.vander(grid, fits.shape[1], increasing=True) @ f for f in fits], axis=1)}
-
-
-def rank(fs: FlowStudy, ps: PlateauStudy) -> dict[str, Any]:
-    """The ranks of both products along the flow at the smallest alpha and Algorithm 1's support sizes at the
-    plateau midpoints."""
-    return {"tau": _array(fs.tau), "ranks": _array(ps.ranks_tau), "mids": _array(ps.mids),
-            "ranks_alg": _array(ps.ranks_alg), "threshold": 1e-3}
 
 
 def logscale(fs: FlowStudy, ls: LogScaleStudy, d: int) -> dict[str, Any]:
@@ -86,11 +81,16 @@ def reenter(cs: CorrelatedStudy) -> dict[str, Any]:
             "alpha": float(cs.alphas[cs.j_min]), "tau_start": 0.5}
 
 
-def perturb(ps: PerturbationStudy) -> dict[str, Any]:
-    """Distance between perturbed and unperturbed GD per plateau, and where each plateau's window ends."""
+def _perturbation(ps: PerturbationStudy) -> dict[str, Any]:
     t, dist = _array(ps.t), _array(ps.dist)
     stop = np.asarray(ps.i_stop, dtype=int)
     return {"t": t, "dist": dist, "stop_t": t[stop], "stop_dist": dist[np.arange(len(stop)), stop]}
+
+
+def perturb(plateau: PerturbationStudy, stage_b: PerturbationStudy) -> dict[str, Any]:
+    """Distance between perturbed and unperturbed GD, and where each window ends: for the perturbations on the
+    plateaus (the paper's Fig. 10) and at the new coordinates (its Fig. 11)."""
+    return {"plateau": _perturbation(plateau), "stage_b": _perturbation(stage_b)}
 
 
 def fullhead(fh: FullHeadRun, top: int = 4) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The chapter's nine figures: pure render functions ``render(data, style) -> Figure`` of the data that
+"""The chapter's eight figures: pure render functions ``render(data, style) -> Figure`` of the data that
 :mod:`stagewise.diagonal_incremental.figure_data` takes out of the studies (no torch, no computation), so that
 ``stagewise figure`` draws them again in any style from the run's sidecars. Line widths are fractions of the
 style's own, so that thin guides stay thin next to the heavier lines of a talk."""
@@ -20,7 +20,7 @@ def _supxlabel(fig, text: str) -> None:
 def loss(data: dict, style) -> plt.Figure:
     """``fig-diagonal-incremental-loss``: loss against rescaled time, GD (dotted), exact flow (solid) and
     Algorithm 1's staircase (dashed); one colour per alpha on an ordered ramp."""
-    fig, ax = style.subplots(size=(7, 3.6))
+    fig, ax = style.subplots(size=(7, 2.75))
     colors = style.sequence(data["n_alphas"])
     for curve in data["descent"].values():
         ax.plot(curve["tau"], curve["loss"], color=colors[int(curve["index"])], ls=":",
@@ -42,14 +42,25 @@ def loss(data: dict, style) -> plt.Figure:
 
 def entries(data: dict, style) -> plt.Figure:
     """``fig-diagonal-incremental-entries``: the diagonal entries of ``W_K W_Q^T`` and ``W_V W_O^T`` along the
-    flow at the smallest alpha; dashed: Algorithm 1's times."""
-    fig, axes = style.subplots(1, 2, size=(8, 3.2), sharey=True)
-    for ax, key, title in ((axes[0], "kq", "diag(w_K) diag(w_Q)"), (axes[1], "vo", "diag(w_V) diag(w_O)")):
+    flow at the smallest alpha (top; dashed: Algorithm 1's times) and, below each, the rank staircase: the number
+    of entries above the support threshold (line) and Algorithm 1's support size on each plateau (markers)."""
+    fig, axes = style.subplots(2, 2, size=(8, 3.5), sharex=True, sharey="row",
+                               gridspec_kw={"height_ratios": [2.3, 1]})
+    palette = style.palette
+    panels = ((0, "kq", "diag(w_K) diag(w_Q)", palette[0]), (1, "vo", "diag(w_V) diag(w_O)", palette[1]))
+    for col, key, title, color in panels:
+        ax, low = axes[0, col], axes[1, col]
         ax.plot(data["tau"], data[key], lw=0.8 * _width(style))
         for t_k in data["T"]:
             ax.axvline(t_k, color=style.ink, ls="--", lw=0.4 * _width(style))
+            low.axvline(t_k, color=style.ink, ls="--", lw=0.4 * _width(style))
         ax.set_title(title)
-    axes[0].set_ylabel(f"entries, α={data['alpha']:.0e}")
+        low.step(data["tau"], data["ranks"][:, col], where="post", color=color)
+        low.plot(data["mids"], data["ranks_alg"][:, col], "o", mfc="none", color=style.ink,
+                 label="Algorithm 1" if col == 0 else None)
+    axes[0, 0].set_ylabel(f"entries, α={data['alpha']:.0e}")
+    axes[1, 0].set_ylabel("rank")
+    axes[1, 0].legend(fontsize="small", loc="upper left")
     _supxlabel(fig, RESCALED)
     return fig
 
@@ -57,7 +68,7 @@ def entries(data: dict, style) -> plt.Figure:
 def times(data: dict, style) -> plt.Figure:
     """``fig-diagonal-incremental-times``: measured transition times (dots) against ``1/log(1/alpha)``, the
     quadratic fits (lines) and Algorithm 1's ``T_k`` (stars at 0)."""
-    fig, ax = style.subplots(size=(6, 3.4))
+    fig, ax = style.subplots(size=(6, 2.4))
     palette = style.palette
     size = float(style.rc.get("lines.markersize", 6))
     for k, t_k in enumerate(data["T"]):
@@ -69,24 +80,10 @@ def times(data: dict, style) -> plt.Figure:
     return fig
 
 
-def rank(data: dict, style) -> plt.Figure:
-    """``fig-diagonal-incremental-rank``: the rank staircase along the flow (lines) and Algorithm 1's support
-    sizes at the plateau midpoints (markers)."""
-    fig, ax = style.subplots(size=(6, 3))
-    kq, vo = style.palette[:2]
-    ax.step(data["tau"], data["ranks"][:, 0], where="post", color=kq, label="rank W_K W_Q^T")
-    ax.step(data["tau"], data["ranks"][:, 1], where="post", color=vo, label="rank W_V W_O^T")
-    ax.plot(data["mids"], data["ranks_alg"][:, 0], "o", mfc="none", color=kq, label="Algorithm 1")
-    ax.plot(data["mids"], data["ranks_alg"][:, 1], "s", mfc="none", color=vo)
-    ax.set(xlabel=RESCALED, ylabel=f"rank (|entry| > {data['threshold']:g})")
-    ax.legend(fontsize="small")
-    return fig
-
-
 def logscale(data: dict, style) -> plt.Figure:
     """``fig-diagonal-incremental-logscale``: ``b = log_alpha(u + v)`` along the flow (first colour key-query,
     second value-output) and Algorithm 1's bookkeeping through the ``b^k`` (dashed)."""
-    fig, ax = style.subplots(size=(6.5, 3.4))
+    fig, ax = style.subplots(size=(6.5, 2.9))
     kq, vo = style.palette[:2]
     d, b = data["d"], data["b"]
     for i in range(b.shape[1]):
@@ -114,7 +111,7 @@ def conservation(data: dict, style) -> plt.Figure:
 def reenter(data: dict, style) -> plt.Figure:
     """``fig-diagonal-incremental-reenter``: ``beta`` along the exact flow at the smallest alpha of the
     correlated example (log time axis); dashed: Algorithm 1's times."""
-    fig, ax = style.subplots(size=(6.5, 3))
+    fig, ax = style.subplots(size=(6.5, 2.5))
     for i in range(data["beta"].shape[1]):
         ax.plot(data["tau"], data["beta"][:, i], label=f"β_{i + 1}")
     for t_k in data["T"]:
@@ -126,24 +123,30 @@ def reenter(data: dict, style) -> plt.Figure:
 
 
 def perturb(data: dict, style) -> plt.Figure:
-    """``fig-diagonal-incremental-perturb``: distance between perturbed and unperturbed GD per plateau; dots
-    end each plateau's window."""
-    fig, ax = style.subplots(size=(5.5, 3))
+    """``fig-diagonal-incremental-perturb``: distance between perturbed and unperturbed GD, the paper's two
+    protocols: on each plateau (left, its Fig. 10) and when a coordinate becomes non-negligible (right, its
+    Fig. 11); dots end each window."""
+    fig, axes = style.subplots(1, 2, size=(8, 2.5), sharey=True)
     palette = style.palette
-    for q in range(data["dist"].shape[0]):
-        color = palette[q % len(palette)]
-        ax.semilogy(data["t"], data["dist"][q], color=color, label=f"plateau after stage {q + 1}")
-        ax.plot(data["stop_t"][q], data["stop_dist"][q], "o", color=color)
-    ax.set(xlabel="training time t after the perturbation", ylabel="max |β_pert − β|")
-    if data["dist"].shape[0]:      # a legend without artists warns
-        ax.legend(fontsize="small")
+    for ax, key, title, what in ((axes[0], "plateau", "on a plateau (Assumption 4.4)", "plateau after stage"),
+                                 (axes[1], "stage_b", "at a new coordinate (Assumption 4.5)", "stage")):
+        part = data[key]
+        for q in range(part["dist"].shape[0]):
+            color = palette[q % len(palette)]
+            ax.semilogy(part["t"], part["dist"][q], color=color, label=f"{what} {q + 1}")
+            ax.plot(part["stop_t"][q], part["stop_dist"][q], "o", color=color)
+        ax.set_title(title)
+        if part["dist"].shape[0]:      # a legend without artists warns
+            ax.legend(fontsize="small")
+    axes[0].set_ylabel("max |β_pert − β|")
+    _supxlabel(fig, "training time t after the perturbation")
     return fig
 
 
 def fullhead(data: dict, style) -> plt.Figure:
     """``fig-diagonal-incremental-fullhead``: singular values of ``W_K W_Q^T`` and ``W_V W_O^T`` (left) and
     the loss (right) of the full attention head."""
-    fig, axes = style.subplots(1, 2, size=(8, 3))
+    fig, axes = style.subplots(1, 2, size=(8, 2.4))
     kq, vo = style.palette[:2]
     lines_kq = axes[0].plot(data["tau"], data["s_kq"], color=kq, lw=0.7 * _width(style))
     lines_vo = axes[0].plot(data["tau"], data["s_vo"], color=vo, lw=0.7 * _width(style))

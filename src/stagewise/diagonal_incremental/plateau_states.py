@@ -68,7 +68,7 @@ def plateau_study(fs: FlowStudy, d: int, rates: np.ndarray | None = None, times:
         ok = resolved = relax >= math.log(1.0 / tol)
     sel = [k for k in range(len(mids)) if ok[k]]
     return PlateauStudy(
-        mids, idx, count_plateaus(fs.tau[:upto], loss[:upto]),
+        mids, idx, count_plateaus(fs.tau[:upto], loss[:upto], fs.levels),
         float(max(abs(loss[idx[k]] - fs.levels[k]) for k in sel) / fs.levels[0]),
         float(max(np.abs(beta[idx[k]] - fs.stages[k].beta).max() for k in sel)),
         support_counts(beta[idx], d), ranks_alg, support_counts(beta, d), resolved, relax)
@@ -100,10 +100,10 @@ def plateau_readout(fs: FlowStudy, ps: PlateauStudy, tau: np.ndarray, loss: np.n
 # -- the measurements of the checks, as functions: the chapter applies each to its run and, as the row's
 # -- control, to a modified run (GD at a large alpha, GD that starts below the support threshold)
 
-def plateaus_match(tau: np.ndarray, loss: np.ndarray, K: int) -> bool:
-    """Theorem 4.1's plateau count on a loss curve: :func:`plateaus.count_plateaus` finds ``K + 1`` plateaus
-    (``K``: Algorithm 1's number of stages)."""
-    return bool(count_plateaus(tau, loss) == K + 1)
+def plateaus_match(tau: np.ndarray, loss: np.ndarray, levels) -> bool:
+    """Theorem 4.1's plateau count on a loss curve: :func:`plateaus.count_plateaus` finds ``K + 1`` plateaus,
+    ``levels`` Algorithm 1's ``K + 1`` plateau losses."""
+    return bool(count_plateaus(tau, loss, levels) == len(levels))
 
 
 def _readout(fs: FlowStudy, ps: PlateauStudy, gd, row: int, d: int) -> PlateauReadout:

@@ -32,13 +32,23 @@ def transition_times(tau: np.ndarray, loss: np.ndarray, levels, dense_loss=None,
     return times
 
 
-def count_plateaus(tau: np.ndarray, loss: np.ndarray, rel_drop: float = 0.2, window: float = 0.05,
+def drop_threshold(levels) -> float:
+    """The relative drop that counts as a transition: half the smallest relative drop between consecutive
+    plateau losses of the theory, ``min_k (L_{k-1} - L_k) / L_{k-1}`` (Algorithm 1's ``L(theta^k)``). A teacher
+    whose stages each remove a fifth of the loss and one whose stages remove a hundredth are both counted."""
+    lv = np.asarray(levels, float)
+    return float(0.5 * np.min((lv[:-1] - lv[1:]) / lv[:-1])) if lv.size > 1 else 0.5
+
+
+def count_plateaus(tau: np.ndarray, loss: np.ndarray, levels, window: float = 0.05,
                    floor: float = 1e-8) -> int:
-    """Count plateaus (Theorem 4.1: K stages give K + 1 plateaus) from loss drops, independently of
-    Algorithm 1: a drop is a window of rescaled width ``window`` over which the loss falls by more than
-    ``rel_drop`` of its value; consecutive windows merge; losses below ``floor * loss[0]`` (rounding noise
-    once the loss is ~0) are ignored.
+    """Count plateaus (Theorem 4.1: K stages give K + 1 plateaus) from the drops of a loss curve: a drop is a
+    window of rescaled width ``window`` over which the loss falls by more than :func:`drop_threshold` of its
+    current value (half the smallest relative drop of the theory's plateau losses ``levels``); consecutive
+    windows merge; losses below ``floor * loss[0]`` (rounding noise once the loss is ~0) are ignored. Where the
+    drops are counted does not use the theory: two drops merged by a finite alpha count as one.
     Returns the number of plateaus = number of drops + 1 (the last plateau is the final one)."""
+    rel_drop = drop_threshold(levels)
     step = max(1, int(round(window / (tau[1] - tau[0]))))
     drop = ((loss[:-step] - loss[step:]) > rel_drop * loss[:-step]) & (loss[:-step] > floor * loss[0])
     edges = np.flatnonzero(np.diff(drop.astype(int)) == 1).size + int(drop[0])

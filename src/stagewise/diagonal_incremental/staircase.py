@@ -76,10 +76,11 @@ class FlowStudy:
 
 
 def flow_study(model: DiagonalModel, alphas, u0: np.ndarray, v0: np.ndarray, rtol: float, device="cpu",
-               n_tau: int = 1500) -> FlowStudy:
-    """Algorithm 1, then the exact flow (Lemma 4.2, eq. 14) from ``alpha theta_0`` up to
-    ``tau = 1.1 T_K + 0.3`` (``T_K``: the last stage, or the time of the stage where a hypothesis fails)."""
-    stages = algorithm1(model, device=device)
+               n_tau: int = 1500, stages=None) -> FlowStudy:
+    """Algorithm 1 (or its ``stages``, already computed), then the exact flow (Lemma 4.2, eq. 14) from
+    ``alpha theta_0`` up to ``tau = 1.1 T_K + 0.3`` (``T_K``: the last stage, or the time of the stage where a
+    hypothesis fails)."""
+    stages = stages if stages is not None else algorithm1(model, device=device)
     last = stages.breakdown.T if stages.breakdown is not None else stages[-1].T
     tau = np.linspace(0.0, 1.1 * last + 0.3, n_tau)
     flow = log_scale_flow(model, alphas, u0, v0, tau, rtol=rtol, device=device)

@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,12 +23,28 @@ from stagewise.numerics.fits import inverse_log_fit
 @dataclass
 class TransitionStudy:
     """Measured transition times ``times`` ``(len(alphas), K)`` and their fits ``[T, C_1, C_2]`` in
-    ``x = 1/log(1/alpha)`` (Theorem 4.1: ``tau_k(alpha) -> T_k``)."""
+    ``x = 1/log(1/alpha)`` (Theorem 4.1: ``tau_k(alpha) -> T_k``); the extrapolation is held to the stages
+    ``included`` (:meth:`settled_only`)."""
 
     T: np.ndarray
     x: np.ndarray
     times: np.ndarray
     fits: np.ndarray
+    included: np.ndarray | None = None   # stages the extrapolation is held to (plateaus k-1 and k settled);
+                                         # all when None
+
+    @property
+    def kept(self) -> np.ndarray:
+        """Mask of the stages the extrapolation is held to."""
+        return np.ones(len(self.T), bool) if self.included is None else np.asarray(self.included, bool)
+
+    def settled_only(self, settled_plateaus) -> "TransitionStudy":
+        """The same study held only to the stages ``k`` whose plateaus ``k - 1`` and ``k`` are both settled
+        (``settled_plateaus``: one flag per plateau ``0..K``). An unsettled plateau is Theorem 4.1's
+        ``alpha < alpha_0(t)`` failing at the simulated alphas: its crossing time is not yet on the
+        ``1/log(1/alpha)`` law and its fit extrapolates a finite-alpha transient."""
+        ok = np.asarray(settled_plateaus, bool)
+        return TransitionStudy(self.T, self.x, self.times, self.fits, ok[:-1] & ok[1:])
 
     @property
     def complete(self) -> bool:
@@ -48,6 +65,12 @@ class TransitionStudy:
         return np.abs(self.extrapolated - self.T) / self.T
 
     @property
+    def extrap_error(self) -> float:
+        """``max_k |T_k^extrap - T_k| / T_k`` over the stages held to the extrapolation (NaN if none)."""
+        err = self.rel_err_extrap[self.kept]
+        return float(err.max()) if err.size else math.nan
+
+    @property
     def extrapolation_uncertainty(self) -> float:
         """The extrapolation's own error estimate: ``max_k |T_k^extrap - T_k^extrap'| / T_k``, ``T^extrap'`` the same
         fit without the largest alpha (the point least in the asymptotic regime; one order lower when only two
@@ -56,7 +79,8 @@ class TransitionStudy:
         order = min(self.fits.shape[1] - 1, keep.size - 1)
         drop = np.array([inverse_log_fit(1.0 / self.x[keep], self.times[keep, k], order)[0]
                          for k in range(len(self.T))])
-        return float(np.max(np.abs(drop - self.extrapolated) / self.T))
+        change = (np.abs(drop - self.extrapolated) / self.T)[self.kept]
+        return float(change.max()) if change.size else math.nan
 
     @property
     def C_k(self) -> np.ndarray:
@@ -97,7 +121,8 @@ def extrapolation_error(ts: TransitionStudy, power: float = 1.0, order: int = 2)
     ``1/log(1/alpha)^2``, which cannot represent the measured ``C_1 x`` term)."""
     log_inv = (1.0 / ts.x) ** power
     extrap = np.array([inverse_log_fit(log_inv, ts.times[:, k], order)[0] for k in range(len(ts.T))])
-    return float(np.max(np.abs(extrap - ts.T) / ts.T))
+    err = (np.abs(extrap - ts.T) / ts.T)[ts.kept]
+    return float(err.max()) if err.size else math.nan
 
 
 def flow_times(model: DiagonalModel, fs: FlowStudy, j: int, rtol: float, atol: float = 1e-10) -> np.ndarray:
