@@ -96,7 +96,7 @@ _FACTS = """(machineryWords) => {
   const visible = e => e.offsetParent !== null && e.getBoundingClientRect().height > 0;
   const first = sel => { const e = [...main.querySelectorAll(sel)].find(visible); return e ? y(e) / H : null; };
   const headings = [...main.querySelectorAll('h2')]
-      .map(h => h.innerText.replace(/[#¶]/g, '').replace(/^[\d.\s]+/, '').trim().toLowerCase());  // '1.9 Summary'
+      .map(h => h.innerText.replace(/[#¶]/g, '').replace(/^[\\d.\\s]+/, '').trim().toLowerCase());  // '1.9 Summary'
   const exercises = [...main.querySelectorAll('.admonition.exercise')];
   const cells = [...main.querySelectorAll('div.cell')].filter(c => {
       const input = c.querySelector('.cell_input');
