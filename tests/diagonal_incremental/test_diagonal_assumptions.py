@@ -46,9 +46,10 @@ def test_perturbation_at_a_new_coordinate_ends_on_the_same_plateau():
     u0, v0 = np.array([1.0, 0.7, -1.2]), np.array([0.3, -0.2, 0.5])
     tau = np.linspace(0, 1.1 * T[-1] + 0.3, 600)
     b = flow.log_scale_flow(m, [1e-32], u0, v0, tau, rtol=1e-9)["b"][:, 0]
-    mids = plateaus.plateau_midpoints(T, tau[-1])
+    ends = plateaus.plateau_midpoints(T, tau[-1])
+    ends[-1] = tau[-1]                                                # the last window runs to the end
     rates = relaxation.relaxation_rates(m, stages)
-    args = (m, tau, b, 1e-32, stages, mids, rates, u0, v0)
+    args = (m, tau, b, 1e-32, stages, ends, rates, u0, v0)
     study = perturbations.new_coordinate_study(*args, np.random.default_rng(0), eta=0.05)
     assert study.dist.shape[0] == 3 and study.resolved.all() and study.ratio < 0.1
     noisy = perturbations.new_coordinate_ratio(*args, np.random.default_rng(0), eta=0.05, everywhere=True)

@@ -34,6 +34,12 @@ class PerturbationStudy:
     resolved: np.ndarray | None = None     # plateaus whose window is long enough to show the decay
 
     @property
+    def ratios(self) -> np.ndarray:
+        """``dist`` at the end of each window over its initial value (NaN where the window is not resolved)."""
+        ok = self.resolved if self.resolved is not None else np.ones(len(self.i_stop), bool)
+        return np.array([self.dist[q, i] / self.dist[q, 0] if ok[q] else np.nan for q, i in enumerate(self.i_stop)])
+
+    @property
     def ratio(self) -> float:
         """Largest ``dist`` at the end of a window over its initial value (< 1: the perturbation decays), over
         the resolved plateaus."""
@@ -105,7 +111,8 @@ def new_coordinate_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, a
                          mids: np.ndarray, rates: np.ndarray, u0: np.ndarray, v0: np.ndarray,
                          rng: np.random.Generator, eta: float, std: float = STAGE_B_STD, max_steps: int = 3000,
                          device="cpu", everywhere: bool = False, decay: float = 0.01,
-                         record_every: int = 20) -> PerturbationStudy:
+                         record_every: int = 20, g_off: np.ndarray | None = None,
+                         times: np.ndarray | None = None) -> PerturbationStudy:
     """Assumption 4.5 by perturbation (paper, Fig. 11): for each stage ``k = 1..K``, take the exact flow at
     ``alpha`` (``b`` ``(len(tau), p)``) at the first record where the new coordinate ``i_{k-1}`` is
     non-negligible (``|u_i|`` or ``|v_i| > 1e-5``), add Gaussian noise of std ``std`` to every non-negligible
@@ -114,8 +121,15 @@ def new_coordinate_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, a
     decays.
 
     A stage is resolved when its window shows this: only ``supp theta^{k-1} + {i_{k-1}}`` is non-negligible
-    at the crossing (the face the assumption speaks of), and the new plateau has relaxed by ``log(1/decay)``
-    e-foldings (rate ``rates[k]``) between the stage time ``T_k`` and the window's end.
+    at the crossing (the face the assumption speaks of), and the window outlasts the transition: after the
+    transition (the measured ``times[k - 1]`` of the flow at ``alpha`` when given, else ``T_k``) it runs as long
+    again as the crossing took to reach it (the second half of the drop), and then ``log(1/decay)`` e-foldings of
+    the new plateau's relaxation (rate ``rates[k]``).
+
+    ``g_off``: ``max_{i not in S_k} |g_i(theta^k)|`` per plateau ``k = 0..K`` (``assumptions.off_support_gradient``).
+    The next coordinate is about ``exp(-2 log(1/alpha) |g| (T_{k+1} - tau))`` in size, and the perturbation
+    shifts when it switches on; the window then also ends while it is below ``decay * std``, as in
+    :func:`perturbation_study`.
 
     ``everywhere=True`` is the control: the negligible coordinates are perturbed too, off the face the
     assumption covers; a coordinate with ``g_i > 0`` there is lifted from ``alpha``-size to ``std`` and switches
@@ -136,8 +150,13 @@ def new_coordinate_study(model: DiagonalModel, tau: np.ndarray, b: np.ndarray, a
         vp[big] += std * rng.standard_normal(big.sum())
         starts += [(u, v), (up, vp)]
         end = min((mids[k] - tau[r]) * L, max_steps * eta)
+        if g_off is not None and k + 1 < len(stages):     # before the next coordinate is above decay * std
+            quiet = stages[k + 1].T - math.log(1.0 / (decay * std)) / (2.0 * L * max(float(g_off[k]), 1e-300))
+            end = max(min(end, (quiet - tau[r]) * L), 0.0)
         t_end.append(end)
-        settle = relaxation_numbers(np.array([rates[k]]), [stages[k].T], [tau[r] + end / L], alpha)[0]
+        drop = stages[k].T if times is None else float(times[k - 1])
+        start = drop + max(drop - tau[r], 0.0)               # the drop's second half mirrors its first
+        settle = relaxation_numbers(np.array([rates[k]]), [start], [tau[r] + end / L], alpha)[0]
         resolved.append(on_face and on.size > 0 and settle >= math.log(1.0 / decay))
     n_steps = int(math.ceil(max(t_end, default=0.0) / eta))
     run = descend(model, np.stack([s[0] for s in starts]), np.stack([s[1] for s in starts]), eta, n_steps,
