@@ -60,10 +60,13 @@ def test_every_figure_renders_in_every_preset_without_torch_legibly(built_book):
 
 
 def test_every_figure_on_its_page_has_its_menu_and_downloads(built_book):
+    """Each figure of a chapter, on the page that shows it (the story page or the verification page)."""
     for chapter in all_chapters():
-        page = HTML / "chapters" / f"{chapter.name}.html"
-        text = page.read_text()
+        pages = [HTML / "chapters" / f"{chapter.name}.html", HTML / "verification" / f"{chapter.name}.html"]
+        texts = {page: page.read_text() for page in pages}
         for figure in figure_pages.book_figures(book.EXECUTED_DIR, [chapter.name]):
+            page, text = next(((p, t) for p, t in texts.items() if f'id="{figure.anchor}"' in t), (None, ""))
+            assert page is not None, f"{figure.anchor} is on neither page of {chapter.name}"
             start = text.index(f'id="{figure.anchor}"')
             block = text[start:text.index("</figure>", start)]
             assert 'class="only-light"' in block and 'class="only-dark"' in block, figure.anchor

@@ -295,7 +295,9 @@ def test_the_pdf_is_a_book(book_pdf):
                if not isinstance(item, list)]
     numbered = re.compile(r"^\d+\.\s+")                 # the outline shows the chapters' numbers
     assert [numbered.sub("", t) for t, _ in outline if t != "Contents"] == _toc_headings()
-    contents = " ".join(reader.pages[i].extract_text() for i in range(1, 4))
+    contents = " ".join(reader.pages[i].extract_text()              # every page of the contents, up to the first
+                        for i in range(outline[0][1] - 1, outline[1][1] - 1))   # entry after them
+    assert outline[0][0] == "Contents" and contents
     for title, page in outline[1:]:             # the contents give each chapter's page, and it is the outline's
         assert re.search(re.escape(title.split(" ")[-1]) + r"[\s.]*" + str(page) + r"\b", contents), (title, page)
     chapter_title, chapter_page = outline[2]

@@ -17,7 +17,7 @@ def test_longest_first_on_a_fresh_clone(tmp_path, monkeypatch):
     order = [p.chapter.name for p in book.longest_first(book.plan())]
     stated = {c.name: float(c.front_matter["expected_seconds"]) for c in all_chapters()}
     assert order == sorted(stated, key=stated.get, reverse=True)
-    assert order[0] == "escape-speed"  # the longest by far: started last, it alone set the cold build's end
+    assert stated[order[0]] > stated[order[-1]]  # the front matter states different times: the order is not trivial
 
 
 def test_this_machines_last_time_wins_and_up_to_date_chapters_are_left_out(tmp_path, monkeypatch):

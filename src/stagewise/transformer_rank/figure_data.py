@@ -104,5 +104,5 @@ def toy(run: ToyRun, seed: int = 0) -> dict[str, Any]:
         svals = getattr(run, f"svals_{which}")
         for variant in TOY_VARIANTS:
             data[f"{which}_{variant}"] = svals[variant][:, seed].double().cpu().numpy()
-            data[f"{which}_{variant}_settled"] = per_seed_settled(svals[variant]).numpy()
+            data[f"{which}_{variant}_settled"] = per_seed_settled(svals[variant]).cpu().numpy()
     return data

@@ -253,7 +253,8 @@ def publish_figures() -> int:
     from stagewise import __version__
     from stagewise.core.book import figure_pages
     html_dir = BUILD_DIR / "html"
-    pages = {c.name: html_dir / "chapters" / f"{c.name}.html" for c in all_chapters()}
+    pages = {c.name: [html_dir / "chapters" / f"{c.name}.html", html_dir / "verification" / f"{c.name}.html"]
+             for c in all_chapters()}
     return figure_pages.publish(html_dir, EXECUTED_DIR, pages, site_url(), __version__,
                                 gallery=html_dir / "chapters" / f"{GALLERY_NAME}.html")
 

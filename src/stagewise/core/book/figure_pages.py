@@ -231,23 +231,27 @@ def patch_gallery(page: Path, figures: dict[str, BookFigure], html_dir: Path) ->
 
 
 
-def publish(html_dir: Path, executed: Path, pages: dict[str, Path], base_url: str, version: str,
+def publish(html_dir: Path, executed: Path, pages: dict[str, Path | list[Path]], base_url: str, version: str,
             gallery: Path | None = None) -> int:
-    """Downloads and menus for every figure with a sidecar; ``pages`` maps each chapter to its HTML file;
-    ``gallery``: the gallery page, whose thumbnails get their dark renderings."""
+    """Downloads and menus for every figure with a sidecar; ``pages`` maps each chapter to its HTML file or files
+    (story and verification page: a figure gets its menu on the page that shows it); ``gallery``: the gallery page,
+    whose thumbnails get their dark renderings."""
     html_dir = Path(html_dir)
     total = 0
     everything: dict[str, BookFigure] = {}
-    for chapter, page in pages.items():
+    for chapter, chapter_pages in pages.items():
         figures = {f.anchor: f for f in book_figures(executed, [chapter])}
-        if not figures or not page.is_file():
+        chapter_pages = [p for p in ([chapter_pages] if isinstance(chapter_pages, Path) else chapter_pages)
+                         if p.is_file()]
+        if not figures or not chapter_pages:
             continue
         everything.update(figures)
         target = html_dir / "figures" / chapter
         files = {anchor: export_files(f, target) for anchor, f in figures.items()}
-        prefix = os.path.relpath(target, page.parent).replace(os.sep, "/") + "/"
-        total += patch_page(page, figures, files, prefix, base_url,
-                            page.relative_to(html_dir).as_posix(), version)
+        for page in chapter_pages:
+            prefix = os.path.relpath(target, page.parent).replace(os.sep, "/") + "/"
+            total += patch_page(page, figures, files, prefix, base_url,
+                                page.relative_to(html_dir).as_posix(), version)
     if gallery is not None:
         patch_gallery(gallery, everything, html_dir)
     return total
