@@ -4,9 +4,10 @@ import os
 
 import pytest
 
-from conftest import stagewise
+from conftest import ROOT, stagewise
+from stagewise.core.book import lanes
 from stagewise.core.sweep import atlas
-from stagewise.core.run.parameters import resolve
+from stagewise.core.run.parameters import ParameterError, resolve
 from stagewise.core.run.registry import CHAPTER_ORDER, get_chapter
 
 
@@ -19,7 +20,21 @@ def test_every_chapter_has_an_atlas_of_valid_non_default_sets(chapter):
         assert p["parameters"] != defaults, f"{chapter}: an atlas point equal to the defaults: {p['overrides']}"
     varied = {name for p in points for name, v in p["parameters"].items() if v != defaults[name]}
     assert len(varied - {"seed"}) >= 3, f"{chapter}: the atlas varies only {sorted(varied)}"
-    assert len(atlas.load(chapter, ci=True)[1]) >= atlas.MIN_CI_SETS
+    ci_sets = atlas.load(chapter, ci=True)[1] + atlas.exercises(chapter, ci=True)
+    assert len(ci_sets) >= atlas.MIN_CI_SETS                # CI runs at least two sets per chapter
+    lane = lanes.lane_parameters()[chapter]                 # the nbmake lane runs yet another one
+    assert all(lane != p["overrides"] for p in ci_sets)
+
+
+def test_ci_needs_two_sets_with_or_without_an_exercise(tmp_path, monkeypatch):
+    """The exercise marked ci counts as one of the two CI sets; without one, ci must list two points."""
+    text = (ROOT / "tests" / "atlas" / "conservation-laws.yaml").read_text()
+    monkeypatch.setenv(atlas.ATLAS_DIR_ENV, str(tmp_path))
+    (tmp_path / "conservation-laws.yaml").write_text(text)
+    assert len(atlas.load("conservation-laws", ci=True)[1]) == 1
+    (tmp_path / "conservation-laws.yaml").write_text(text.replace("    ci: true\n", "", 1))
+    with pytest.raises(ParameterError, match="at least 2 distinct point indices"):
+        atlas.load("conservation-laws", ci=True)
 
 
 SMOKE_ATLAS = """steps: 6
@@ -97,7 +112,6 @@ def test_exercises_are_validated_before_anything_runs(fixture_chapters, tmp_path
     assert [e["id"] for e in found] == ["ex-break-the-hypothesis", "ex-wrong-answer"]
     assert [e["id"] for e in atlas.exercises("smoke-test", ci=True)] == ["ex-break-the-hypothesis"]
     assert found[0]["parameters"]["broken"] == "hypothesis" and found[0]["ci"] and not found[1]["ci"]
-    from stagewise.core.run.parameters import ParameterError
     for bad, message in (("status: \"not run\"}", "status: \"passes\"}"), "status one of"), \
                         (("broken: hypothesis, steps: 6", "broken: hypothesis, steps: -6"), "exercise 0: "), \
                         (("    ci: true\n", ""), "exactly one exercise must be marked ci"):

@@ -217,3 +217,25 @@ def test_the_embedded_cluster_prints_its_real_dashboard_and_it_answers(fixture_c
         assert link and link.endswith("/status") and ":8787/" not in link
         with urllib.request.urlopen(link, timeout=30) as page:
             assert page.status == 200 and b"bokeh" in page.read().lower()
+
+
+def test_several_sweeps_share_one_cluster_longest_first(fixture_chapters, tmp_path, monkeypatch):
+    """`sweep_many` (the atlas and the mutation matrix over several chapters): the points of every part run on one
+    cluster (both workers busy across the parts), each part keeps its own folder and sweep.json, equal ids in two
+    parts do not collide, and the points start in the order of the chapter's cost model, longest first."""
+    from stagewise.core.sweep import engine
+    grid, points = grids.load("smoke-test", _grid(tmp_path, "eta: [0.1]\nsteps: [5, 40]\n"))
+    started = []
+    monkeypatch.setattr(engine, "_expected", lambda chapter, p: float(p["parameters"]["steps"]))
+    parts = [("smoke-test", grid, points, tmp_path / "a"), ("smoke-test", grid, points[:1], tmp_path / "b")]
+    ran = engine.sweep_many(parts, workers=1, say=started.append)
+    assert [sorted(r.status for r in results) for results in ran] == [["complete"] * 2, ["complete"]]
+    for folder, count in ((tmp_path / "a", 2), (tmp_path / "b", 1)):
+        manifest = json.loads((folder / "sweep.json").read_text())
+        assert [p["status"] for p in manifest["points"]] == ["complete"] * count
+        assert len(list((folder / "points").glob("*/results.json"))) == count
+    order = [line.split("] ")[1].split()[1] for line in started if " ok (" in line]
+    steps = {p["id"]: p["parameters"]["steps"] for p in points}
+    assert [steps[i] for i in order] == [40, 5, 5], started   # one worker: the submission order shows
+    again = engine.sweep_many(parts, workers=1, say=started.append)
+    assert {r.status for results in again for r in results} == {"skipped"}

@@ -41,7 +41,15 @@ def verdict(path: str | Path = "results.json") -> None:
 
 
 def lane_parameters(path: Path = PARAMETERS_FILE) -> dict[str, dict]:
-    return yaml.safe_load(path.read_text()) or {}
+    """Each chapter's lane parameters: a mapping NAME: VALUE, or ``{atlas_point: i}``, the overrides of point ``i``
+    of the chapter's parameter atlas (a small set the atlas already judges, so the lane's sizes live in one file)."""
+    out = {}
+    for chapter, given in (yaml.safe_load(path.read_text()) or {}).items():
+        if isinstance(given, dict) and set(given) == {"atlas_point"}:
+            from stagewise.core.sweep import atlas
+            given = dict(atlas.load(chapter)[1][given["atlas_point"]]["overrides"])
+        out[chapter] = given
+    return out
 
 
 def prepare(chapters: dict[str, dict], sources: dict[str, Path], folder: Path = LANE_DIR) -> list[Path]:

@@ -53,7 +53,7 @@ def chapter_section(chapter, stored: dict[str, Any] | None, heading: str | None 
     if fresh:
         lines += [f"Measured on the chapter's current code (commit `{commit}`"
                   + (", with uncommitted changes" if stored.get("dirty") else "")
-                  + f"; {stored.get('wall_seconds', 0):.0f} s on Dask).", ""]
+                  + f"; its runs took {stored.get('run_seconds', stored.get('wall_seconds', 0)):.0f} s of one core, on Dask).", ""]
     else:
         lines += [":::{warning}", f"**Stale.** This matrix was measured on older code (commit `{commit}`); the "
                   "chapter or the package has changed since, so it may not describe what the checks catch now. "

@@ -1,9 +1,11 @@
 """The parameter atlas: every chapter rerun at non-default parameters, as a researcher would, on Dask.
 
 ``tests/atlas/<chapter>.yaml`` is a sweep grid (see :mod:`.grid`): at least eight parameter sets spread
-over the allowed ranges, and ``ci: [i, j]``, the points the CI subset runs. ``stagewise atlas`` runs them
-with :func:`stagewise.core.sweep.engine.sweep` (an embedded LocalCluster on every core, or ``--scheduler``;
-resumable: points complete with the current code are skipped) and passes only when every run exits 0
+over the allowed ranges, and ``ci: [i, ...]``, the points the CI subset runs (with the exercise marked ``ci``, at
+least two parameter sets per chapter: the cheapest, so that CI stays fast). ``stagewise atlas`` runs them
+with :func:`stagewise.core.sweep.engine.sweep_many` (every chapter's points on one cluster: an embedded
+LocalCluster on every core, or ``--scheduler``; resumable: points complete with the current code are skipped)
+and passes only when every run exits 0
 and every row of every checks table is ``pass``, or has no verdict (``not run``: a hypothesis of the
 theorem fails for those parameters; ``not reproduced at this budget``: an empirical claim) *with a reason*.
 A failed theorem or sanity row, a crash or a row without a verdict and without a reason fails the atlas.
@@ -71,10 +73,13 @@ def load(chapter: str, ci: bool = False) -> tuple[dict[str, Any], list[dict[str,
     if len(points) < MIN_SETS:
         raise ParameterError(f"{path.name}: {len(points)} parameter sets, the atlas needs at least {MIN_SETS}")
     chosen = grid.get("ci", [])
-    if (not isinstance(chosen, list) or len(set(chosen)) < MIN_CI_SETS
+    ci_exercise = any(isinstance(e, dict) and e.get("ci") is True for e in grid.get("exercises") or [])
+    needed = max(1, MIN_CI_SETS - ci_exercise)     # the exercise marked ci is one of the CI's parameter sets
+    if (not isinstance(chosen, list) or len(set(chosen)) < needed
             or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(points) for i in chosen)):
-        raise ParameterError(f"{path.name}: ci must list at least {MIN_CI_SETS} distinct point indices in "
-                             f"[0, {len(points) - 1}], got {chosen!r}")
+        raise ParameterError(f"{path.name}: ci must list at least {needed} distinct point indices in "
+                             f"[0, {len(points) - 1}]" + (" (with the exercise marked ci, two sets)" if ci_exercise
+                                                          else "") + f", got {chosen!r}")
     if ci:
         points = [points[i] for i in sorted(set(chosen))]
     return grid, points
@@ -202,13 +207,13 @@ def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None 
     for c in chapters:   # the exercises run as points of their own (validated before anything runs)
         loaded[c][1].extend(ex for ex in exercises(c, ci) if ex["id"] not in {p["id"] for p in loaded[c][1]})
     verdicts = []
-    for chapter, (grid, points) in loaded.items():
-        directory = out / chapter
-        results = sweep.sweep(chapter, grid, points, directory, scheduler, workers, say)
+    ran = sweep.sweep_many([(chapter, grid, points, out / chapter) for chapter, (grid, points) in loaded.items()],
+                           scheduler, workers, say)                      # every chapter's points on one cluster
+    for (chapter, (grid, points)), results in zip(loaded.items(), ran):
         by_id = {r.id: r for r in results}
         for p in points:
             r = by_id[p["id"]]
-            verdicts.append(judge(chapter, p, directory / "points" / p["id"], r.status, r.message))
+            verdicts.append(judge(chapter, p, out / chapter / "points" / p["id"], r.status, r.message))
     return verdicts
 
 

@@ -129,35 +129,67 @@ def dashboard_link(client) -> str | None:
         return None
 
 
+@dataclass
+class Job:
+    """One chapter's part of a sweep: its points, its folder and its ``sweep.json`` (status of every point)."""
+    chapter: str
+    points: list[dict[str, Any]]
+    directory: Path
+    manifest: dict[str, Any]
+    todo: list[dict[str, Any]]
+    results: list[PointResult]
+
+    @property
+    def status(self) -> dict[str, dict[str, Any]]:
+        return {p["id"]: p for p in self.manifest["points"]}
+
+
 def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], directory: Path,
           scheduler: str | None = None, workers: int = 0, say: Callable[[str], None] | None = None) -> list[PointResult]:
     """Run the points (validated by :func:`grid.load`) that are not yet complete, on Dask; one result per point."""
+    return sweep_many([(chapter, grid, points, directory)], scheduler, workers, say)[0]
+
+
+def sweep_many(parts: list[tuple[str, dict[str, Any], list[dict[str, Any]], Path]], scheduler: str | None = None,
+               workers: int = 0, say: Callable[[str], None] | None = None) -> list[list[PointResult]]:
+    """Several chapters' sweeps ``(chapter, grid, points, directory)`` on one cluster, so that the points of all
+    of them share the workers (no core idles while one chapter finishes its last point), the longest expected
+    point first (the chapter's cost model); one list of results per part, in the order of ``parts``."""
     say = say or _say
-    fingerprint = code_fingerprint(get_chapter(chapter).source)
-    (directory / "points").mkdir(parents=True, exist_ok=True)
-    manifest = {"chapter": chapter, "grid": grid, "fingerprint": fingerprint,
-                "points": [{"id": p["id"], "parameters": p["parameters"], "status": "pending"} for p in points]}
-    status = {p["id"]: p for p in manifest["points"]}
-    results = []
-    todo = []
-    for p in points:
-        if is_current(directory / "points" / p["id"], fingerprint):
-            status[p["id"]]["status"] = "complete"
-            results.append(PointResult(p["id"], "skipped", 0.0, "up to date"))
-        else:
-            todo.append(p)
-    _write_manifest(directory, manifest)
-    say(f"stagewise: sweep of {chapter}: {len(points)} points, {len(points) - len(todo)} up to date, "
-        f"{len(todo)} to run")
-    if not todo:
-        return results
-    workers = workers or len(os.sched_getaffinity(0))
-    with client_for(scheduler, min(workers, len(todo))) as client:
-        link = dashboard_link(client)
-        say(f"stagewise: Dask scheduler {client.scheduler.address}; "
-            + (f"dashboard {link}" if link else "no dashboard (the scheduler runs without one)"))
-        results += _run_all(client, chapter, todo, directory, status, manifest, say)
-    return results
+    jobs = []
+    for chapter, grid, points, directory in parts:
+        fingerprint = code_fingerprint(get_chapter(chapter).source)
+        (directory / "points").mkdir(parents=True, exist_ok=True)
+        manifest = {"chapter": chapter, "grid": grid, "fingerprint": fingerprint,
+                    "points": [{"id": p["id"], "parameters": p["parameters"], "status": "pending"} for p in points]}
+        job = Job(chapter, points, directory, manifest, [], [])
+        for p in points:
+            if is_current(directory / "points" / p["id"], fingerprint):
+                job.status[p["id"]]["status"] = "complete"
+                job.results.append(PointResult(p["id"], "skipped", 0.0, "up to date"))
+            else:
+                job.todo.append(p)
+        _write_manifest(directory, manifest)
+        say(f"stagewise: sweep of {chapter}: {len(points)} points, {len(points) - len(job.todo)} up to date, "
+            f"{len(job.todo)} to run")
+        jobs.append(job)
+    todo = sorted(((job, p) for job in jobs for p in job.todo), key=lambda jp: -_expected(jp[0].chapter, jp[1]))
+    if todo:
+        workers = workers or len(os.sched_getaffinity(0))
+        with client_for(scheduler, min(workers, len(todo))) as client:
+            link = dashboard_link(client)
+            say(f"stagewise: Dask scheduler {client.scheduler.address}; "
+                + (f"dashboard {link}" if link else "no dashboard (the scheduler runs without one)"))
+            _run_all(client, todo, say)
+    return [job.results for job in jobs]
+
+
+def _expected(chapter: str, point: dict[str, Any]) -> float:
+    """The point's expected seconds from the chapter's cost model (0 without one): the order of submission."""
+    try:
+        return float(get_chapter(chapter).expected_seconds(point["parameters"]) or 0.0)
+    except Exception:  # noqa: BLE001 - a cost model that cannot price a point only loses it its place in the queue
+        return 0.0
 
 
 def _executing(dask_worker) -> list[str]:
@@ -174,41 +206,53 @@ def _running_keys(client) -> set[str]:
         return set()
 
 
-def _run_all(client, chapter, todo, directory, status, manifest, say, poll: float = 0.5) -> list[PointResult]:
-    """Submit every point, then poll: a progress line ``[done, failed, running, queued]`` whenever a point
-    starts or ends, and ``sweep.json`` rewritten with each point's status (queued, running, complete,
-    failed; interrupted on Ctrl-C)."""
-    futures = {client.submit(run_point, chapter, p["overrides"], str(directory / "points" / p["id"]),
-                             p.get("environment"), key=f"point-{p['id']}", pure=False): p["id"] for p in todo}
-    for pid in futures.values():
-        status[pid]["status"] = "queued"
-    _write_manifest(directory, manifest)
-    out, pending, done, failed, shown = [], dict(futures), 0, 0, None
+def _run_all(client, todo: list[tuple[Job, dict[str, Any]]], say, poll: float = 0.5) -> None:
+    """Submit every point (in the order of ``todo``, each with a falling priority: Dask starts them in that
+    order), then poll: a progress line ``[done, failed, running, queued]`` whenever a point starts or ends, and
+    each chapter's ``sweep.json`` rewritten with each point's status (queued, running, complete, failed;
+    interrupted on Ctrl-C). Results go to each point's :class:`Job`."""
+    futures, parts = {}, {}
+    for rank, (job, p) in enumerate(todo):
+        part = parts.setdefault(id(job), len(parts))            # unique keys, even for one chapter in two folders
+        future = client.submit(run_point, job.chapter, p["overrides"], str(job.directory / "points" / p["id"]),
+                               p.get("environment"), key=f"point-{part}-{job.chapter}-{p['id']}", pure=False,
+                               priority=len(todo) - rank)
+        futures[future] = (job, p["id"])
+        job.status[p["id"]]["status"] = "queued"
+    jobs = {id(job): job for job, _ in todo}.values()
+    for job in jobs:
+        _write_manifest(job.directory, job.manifest)
+    several = len(jobs) > 1
+    pending, done, failed, shown, finished_results = dict(futures), 0, 0, None, []
     started, next_query = set(), 0.0
     try:
         while pending:
             finished = [f for f in pending if f.done()]
             for future in finished:
-                pid = pending.pop(future)
+                job, pid = pending.pop(future)
                 try:
                     code, seconds, message = future.result()
                 except Exception as err:  # the task itself failed (a worker lost twice: KilledWorker, ...)
                     code, seconds, message = -1, 0.0, f"{type(err).__name__}: {err}".splitlines()[0]
                 ok = code == 0
                 done, failed = done + ok, failed + (not ok)
-                status[pid].update(status="complete" if ok else "failed", message="" if ok else message)
-                out.append(PointResult(pid, "complete" if ok else "failed", seconds, message))
+                job.status[pid].update(status="complete" if ok else "failed", message="" if ok else message)
+                result = PointResult(pid, "complete" if ok else "failed", seconds, message)
+                job.results.append(result)
+                finished_results.append((job, result))
             if finished or time.monotonic() >= next_query:  # ask the workers at most every 2 s
                 started, next_query = _running_keys(client), time.monotonic() + 2.0
-            for future, pid in pending.items():
-                status[pid]["status"] = "running" if future.key in started else "queued"
-            running = sum(status[pid]["status"] == "running" for pid in pending.values())
+            for future, (job, pid) in pending.items():
+                job.status[pid]["status"] = "running" if future.key in started else "queued"
+            running = sum(job.status[pid]["status"] == "running" for job, pid in pending.values())
             counts = (done, failed, running, len(pending) - running)
             if finished or counts != shown:
-                _write_manifest(directory, manifest)
+                for job in jobs:
+                    _write_manifest(job.directory, job.manifest)
                 line = f"  [{done} done, {failed} failed, {running} running, {len(pending) - running} queued]"
-                for r in out[len(out) - len(finished):]:
-                    say(f"{line} {r.id} {'ok' if r.status == 'complete' else 'FAILED: ' + r.message} "
+                for job, r in finished_results[len(finished_results) - len(finished):]:
+                    name = f"{job.chapter} {r.id}" if several else r.id
+                    say(f"{line} {name} {'ok' if r.status == 'complete' else 'FAILED: ' + r.message} "
                         f"({r.seconds:.0f} s)")
                 if not finished:
                     say(line)
@@ -216,23 +260,23 @@ def _run_all(client, chapter, todo, directory, status, manifest, say, poll: floa
             if pending:
                 time.sleep(poll)
     except KeyboardInterrupt:
-        _interrupt(client, pending, status)
-        _write_manifest(directory, manifest)
+        _interrupt(client, pending)
+        for job in jobs:
+            _write_manifest(job.directory, job.manifest)
         raise
-    return out
 
 
-def _interrupt(client, pending: dict, status: dict, grace: float = 60.0) -> None:
+def _interrupt(client, pending: dict, grace: float = 60.0) -> None:
     """Ctrl-C: cancel the queued points, stop the running ones (SIGTERM to their run processes, which keep
     their partial runs marked interrupted) and wait up to ``grace`` seconds for them to end, so that no run
     goes on after the sweep has returned, on this machine or on a cluster."""
     from dask.distributed import wait
-    queued = [f for f, pid in pending.items() if status[pid]["status"] != "running"]
+    queued = [f for f, (job, pid) in pending.items() if job.status[pid]["status"] != "running"]
     client.cancel(queued)
     try:
         client.run(_stop_points)
         wait([f for f in pending if f not in queued], timeout=grace)
     except (Exception, KeyboardInterrupt):  # a worker gone, a run slow to stop, a second Ctrl-C: go on
         pass
-    for future, pid in pending.items():
-        status[pid]["status"] = "interrupted"
+    for job, pid in pending.values():
+        job.status[pid]["status"] = "interrupted"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -98,7 +97,7 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
         rows.append(row)
     from stagewise.core.run.provenance import chapter_code_fingerprint, git_state
     return {"chapter": chapter, "ci": ci, "fingerprint": chapter_code_fingerprint(chapter, get_chapter(chapter).source),
-            **git_state(), "parameters": "default", "wall_seconds": round(seconds, 1),
+            **git_state(), "parameters": "default", "run_seconds": round(seconds, 1),
             "checks": columns, "bugs": rows, "killed": sum(r["outcome"] == KILLED for r in rows), "total": len(rows)}
 
 
@@ -132,14 +131,12 @@ def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None 
         if not ci and chapter in CHAPTER_ORDER and len(bugs) < MIN_BUGS:
             raise CatalogueError(f"{chapter}: {len(bugs)} bugs in the catalogue, at least {MIN_BUGS} are needed")
         chosen[chapter] = [b for b in bugs if b.ci] if ci else bugs
+    ran = sweep.sweep_many([(chapter, {"power": "ci" if ci else "full"}, points(chapter, bugs, not ci), out / chapter)
+                            for chapter, bugs in chosen.items()], scheduler, workers, say)   # one cluster for all
     found = []
-    for chapter, bugs in chosen.items():
-        started = time.time()
-        directory = out / chapter
-        ran = sweep.sweep(chapter, {"power": "ci" if ci else "full"}, points(chapter, bugs, not ci), directory,
-                          scheduler, workers, say)
-        messages = {r.id: r.message for r in ran if r.status == "failed"}
-        found.append(matrix(chapter, bugs, directory, ci, time.time() - started, messages))
+    for (chapter, bugs), results in zip(chosen.items(), ran):
+        messages = {r.id: r.message for r in results if r.status == "failed"}
+        found.append(matrix(chapter, bugs, out / chapter, ci, sum(r.seconds for r in results), messages))
     return found
 
 
