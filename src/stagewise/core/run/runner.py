@@ -192,8 +192,9 @@ def _execute_locked(chapter: Chapter, parameters: dict[str, Any], folder: Path, 
             command=" ".join(sys.argv) if sys.argv and sys.argv[0].endswith("stagewise") else "stagewise (library call)",
             code_fingerprint=fingerprint)
         rundir.write_text_atomic(results_path, json.dumps(results, indent=2))
-        from stagewise.core.run import pages, session
-        pages.write(staging, chapter.name, chapter.title, session.statement_labels(chapter.name))  # its two pages
+        from stagewise.core.run import pages
+        from stagewise.core.run.labels import statement_labels   # not session: the parent never imports torch
+        pages.write(staging, chapter.name, chapter.title, statement_labels(chapter.name))  # its two pages
         rundir.install(staging, folder, chapter.name)
     except BaseException as err:  # noqa: BLE001 - interruptions must also leave a marked partial run
         summary = _error_summary(err)

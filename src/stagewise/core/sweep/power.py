@@ -36,14 +36,26 @@ def catalogue(chapter: str) -> list[Bug]:
 BASELINE = "baseline"
 
 
-def points(chapter: str, bugs: list[Bug], baseline: bool) -> list[dict[str, Any]]:
-    """Sweep points: the unmodified chapter (when ``baseline``) and one per bug, all at default parameters."""
+def points(chapter: str, bugs: list[Bug], baseline: bool, overrides: dict[str, Any] | None = None
+           ) -> list[dict[str, Any]]:
+    """Sweep points: the unmodified chapter (when ``baseline``) and one per bug, all at default parameters or, with
+    ``overrides``, at those (the CI subset: the chapter's CI atlas point)."""
     from stagewise.core.run.runner import prepare
-    _, defaults = prepare(chapter, {})
-    out = [{"id": BASELINE, "overrides": {}, "parameters": defaults}] if baseline else []
-    out += [{"id": f"bug-{b.name}", "overrides": {}, "parameters": defaults,
+    overrides = dict(overrides or {})
+    _, parameters = prepare(chapter, overrides)
+    out = [{"id": BASELINE, "overrides": overrides, "parameters": parameters}] if baseline else []
+    out += [{"id": f"bug-{b.name}", "overrides": overrides, "parameters": parameters,
              "environment": {BUG_ENV: f"{chapter}:{b.name}"}} for b in bugs]
     return out
+
+
+def ci_overrides(chapter: str) -> dict[str, Any]:
+    """Where CI runs a chapter's CI bug: the first CI point of its parameter atlas (a small set whose unmodified run
+    the atlas's CI subset judges in the same suite), or the defaults for a chapter without an atlas file."""
+    from stagewise.core.sweep import atlas
+    if not atlas.atlas_file(chapter).is_file():
+        return {}
+    return dict(atlas.load(chapter, ci=True)[1][0]["overrides"])
 
 
 def _results(folder: Path) -> dict[str, Any] | None:
@@ -57,7 +69,7 @@ def _results(folder: Path) -> dict[str, Any] | None:
 def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: float,
            messages: dict[str, str] | None = None) -> dict[str, Any]:
     """The bug x check matrix of a power run folder. Without a baseline (``ci``) every theorem row is taken to
-    pass unmodified, which the book's strict build asserts."""
+    pass unmodified, which the atlas's CI subset asserts at the same point."""
     from stagewise.core.checks.rows import rows_of
     base = _results(directory / "points" / BASELINE)
     if base is None and not ci:
@@ -97,7 +109,7 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
         rows.append(row)
     from stagewise.core.run.provenance import chapter_code_fingerprint, git_state
     return {"chapter": chapter, "ci": ci, "fingerprint": chapter_code_fingerprint(chapter, get_chapter(chapter).source),
-            **git_state(), "parameters": "default", "run_seconds": round(seconds, 1),
+            **git_state(), "parameters": "atlas CI point" if ci else "default", "run_seconds": round(seconds, 1),
             "checks": columns, "bugs": rows, "killed": sum(r["outcome"] == KILLED for r in rows), "total": len(rows)}
 
 
@@ -123,7 +135,8 @@ def store(found: dict[str, Any]) -> Path:
 
 def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None = None, workers: int = 0,
         say: Callable[[str], None] = print) -> list[dict[str, Any]]:
-    """Run each chapter's catalogue (only its ``ci`` bug, without a baseline, when ``ci``); the matrices."""
+    """Run each chapter's catalogue (only its ``ci`` bug, without a baseline, at the chapter's CI atlas point, when
+    ``ci``); the matrices."""
     from stagewise.core.sweep import engine as sweep
     chosen = {}
     for chapter in chapters:
@@ -131,7 +144,8 @@ def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None 
         if not ci and chapter in CHAPTER_ORDER and len(bugs) < MIN_BUGS:
             raise CatalogueError(f"{chapter}: {len(bugs)} bugs in the catalogue, at least {MIN_BUGS} are needed")
         chosen[chapter] = [b for b in bugs if b.ci] if ci else bugs
-    ran = sweep.sweep_many([(chapter, {"power": "ci" if ci else "full"}, points(chapter, bugs, not ci), out / chapter)
+    ran = sweep.sweep_many([(chapter, {"power": "ci" if ci else "full"},
+                             points(chapter, bugs, not ci, ci_overrides(chapter) if ci else None), out / chapter)
                             for chapter, bugs in chosen.items()], scheduler, workers, say)   # one cluster for all
     found = []
     for (chapter, bugs), results in zip(chosen.items(), ran):
