@@ -37,13 +37,18 @@ def test_the_compiled_loop_equals_the_plain_reference(instance):
     np.testing.assert_allclose(res.loss[0, :len(losses)], losses, rtol=1e-9)
 
 
+def _permuted_instance(instance, data_):
+    """A random instance (labels, directions, signs, mask) and a permutation of its points and of its neurons."""
+    seed, n, m = instance[:3]
+    y, U, s, M = data.draw_instance(seed, n, m, "gaussian", "random")
+    return y, U, s, M, np.array(data_.draw(st.permutations(range(n)))), np.array(data_.draw(st.permutations(range(m))))
+
+
 @SCIENCE
 @given(instance=INSTANCES, data_=st.data())
 def test_gradient_descent_is_equivariant_under_permutations_of_points_and_neurons(instance, data_):
-    seed, n, m, log_lam, eta = instance
-    y, U, s, _ = data.draw_instance(seed, n, m, "gaussian", "random")
-    points = np.array(data_.draw(st.permutations(range(n))))
-    neurons = np.array(data_.draw(st.permutations(range(m))))
+    log_lam, eta = instance[3:]
+    y, U, s, _, points, neurons = _permuted_instance(instance, data_)
     base = _run(y, U, s, log_lam, eta)
     moved = _run(y[points], U[neurons][:, points], s[neurons], log_lam, eta)
     np.testing.assert_allclose(moved.loss, base.loss, rtol=1e-9, atol=1e-12 * base.loss[0, 0])   # summation order
@@ -60,10 +65,8 @@ def test_control_permuting_the_labels_alone_changes_the_run():
 @SCIENCE
 @given(instance=INSTANCES, data_=st.data())
 def test_algorithm1_is_equivariant_under_permutations_of_points_and_neurons(instance, data_):
-    seed, n, m, _, _ = instance
-    y, U, s, M = data.draw_instance(seed, n, m, "gaussian", "random")
-    points = np.array(data_.draw(st.permutations(range(n))))
-    neurons = np.array(data_.draw(st.permutations(range(m))))
+    m = instance[2]
+    y, U, s, M, points, neurons = _permuted_instance(instance, data_)
     base = algorithm.algorithm1(y, M, s)
     moved = algorithm.algorithm1(y[points], M[points][:, neurons], s[neurons])
     assert (base.tie is None) == (moved.tie is None)

@@ -161,8 +161,9 @@ def _menu(figure: BookFigure, files: dict[str, str], prefix: str, number: str, u
             f'<pre>{html.escape(command)}</pre></details></div>')
 
 
-_FIGURE = re.compile(r'(<figure[^>]*\bid="(?P<id>fig-[^"]+)"[^>]*>\s*)(?P<img><img\b[^>]*>)(?P<mid>.*?)(</figure>)',
-                     re.S)
+# Sphinx wraps a figure's image in a link to the full-size file when the image is scaled (the 2x PNGs are).
+_FIGURE = re.compile(r'(<figure[^>]*\bid="(?P<id>fig-[^"]+)"[^>]*>\s*(?:<a\b[^>]*>\s*)?)(?P<img><img\b[^>]*>)'
+                     r'(?P<mid>.*?)(</figure>)', re.S)
 
 
 def patch_page(page: Path, figures: dict[str, BookFigure], files: dict[str, dict[str, str]], prefix: str,
@@ -185,8 +186,10 @@ def patch_page(page: Path, figures: dict[str, BookFigure], files: dict[str, dict
         number = number.group(1).strip() if number else "Figure"
         alt = html.escape(figure.alt, quote=True)
         light = re.sub(r'\balt="[^"]*"', f'alt="{alt}"', match["img"]).replace("<img ", '<img class="only-light" ', 1)
+        size = re.search(r'\sstyle="[^"]*"', match["img"])            # the 2x PNGs are shown at their CSS size
         pair = (f'<span class="stagewise-figure-pair">{light}'
-                + (f'<img class="only-dark" alt="{alt}" src="{prefix}{names["dark"]}" />' if "dark" in names else "")
+                + (f'<img class="only-dark" alt="{alt}" src="{prefix}{names["dark"]}"{size.group(0) if size else ""} />'
+                   if "dark" in names else "")
                 + "</span>")
         url = f"{base_url.rstrip('/')}/{page_url}#{figure.anchor}"
         return (match.group(1) + pair + match["mid"] + _menu(figure, names, prefix, number, url, version)
