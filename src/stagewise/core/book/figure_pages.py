@@ -152,13 +152,17 @@ def _menu(figure: BookFigure, files: dict[str, str], prefix: str, number: str, u
     command = (f"stagewise figure book/executed/{figure.chapter} {figure.figure_id} --style talk-16x9-dark")
     items = [link("pdf", "PDF"), link("svg", "SVG"), link("png", "PNG"), link("talk-16x9", "16:9 talk PNG"),
              link("talk-16x9-dark", "16:9 talk PNG, dark"), link("csv", "data (CSV)")]
-    return (f'<div class="{MENU_CLASS}" data-figure="{html.escape(figure.anchor)}">'
+    # A small button in the figure's top corner that opens the panel over the figure: the downloads take no room
+    # in the page (a reader scrolling the story sees the figure and its caption only).
+    return (f'<details class="{MENU_CLASS}" data-figure="{html.escape(figure.anchor)}">'
+            '<summary title="Download, cite or restyle this figure">download · cite</summary>'
+            '<div class="stagewise-figure-panel">'
             f'<a class="stagewise-permalink" href="#{figure.anchor}" title="Permanent link to this figure (paste it '
             f'into a talk\'s notes)">permalink</a> · ' + " · ".join(i for i in items if i) +
             '<details class="stagewise-cite"><summary>cite this figure</summary>'
             f'<pre>{html.escape(bibtex(figure, number, url, version))}</pre></details>'
             '<details class="stagewise-restyle"><summary>restyle it</summary>'
-            f'<pre>{html.escape(command)}</pre></details></div>')
+            f'<pre>{html.escape(command)}</pre></details></div></details>')
 
 
 # Sphinx wraps a figure's image in a link to the full-size file when the image is scaled (the 2x PNGs are).
