@@ -17,7 +17,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -131,17 +131,17 @@ def dashboard_link(client) -> str | None:
 
 @dataclass
 class Job:
-    """One chapter's part of a sweep: its points, its folder and its ``sweep.json`` (status of every point)."""
+    """One chapter's part of a sweep: its folder, its ``sweep.json`` (``manifest``; ``status`` indexes its points
+    by id), the points still to run and the results so far."""
     chapter: str
-    points: list[dict[str, Any]]
     directory: Path
     manifest: dict[str, Any]
-    todo: list[dict[str, Any]]
-    results: list[PointResult]
+    todo: list[dict[str, Any]] = field(default_factory=list)
+    results: list[PointResult] = field(default_factory=list)
+    status: dict[str, dict[str, Any]] = field(init=False)
 
-    @property
-    def status(self) -> dict[str, dict[str, Any]]:
-        return {p["id"]: p for p in self.manifest["points"]}
+    def __post_init__(self):
+        self.status = {p["id"]: p for p in self.manifest["points"]}
 
 
 def sweep(chapter: str, grid: dict[str, Any], points: list[dict[str, Any]], directory: Path,
@@ -162,7 +162,7 @@ def sweep_many(parts: list[tuple[str, dict[str, Any], list[dict[str, Any]], Path
         (directory / "points").mkdir(parents=True, exist_ok=True)
         manifest = {"chapter": chapter, "grid": grid, "fingerprint": fingerprint,
                     "points": [{"id": p["id"], "parameters": p["parameters"], "status": "pending"} for p in points]}
-        job = Job(chapter, points, directory, manifest, [], [])
+        job = Job(chapter, directory, manifest)
         for p in points:
             if is_current(directory / "points" / p["id"], fingerprint):
                 job.status[p["id"]]["status"] = "complete"
@@ -211,15 +211,15 @@ def _run_all(client, todo: list[tuple[Job, dict[str, Any]]], say, poll: float = 
     order), then poll: a progress line ``[done, failed, running, queued]`` whenever a point starts or ends, and
     each chapter's ``sweep.json`` rewritten with each point's status (queued, running, complete, failed;
     interrupted on Ctrl-C). Results go to each point's :class:`Job`."""
-    futures, parts = {}, {}
+    jobs = list({id(job): job for job, _ in todo}.values())
+    part = {id(job): i for i, job in enumerate(jobs)}            # unique keys, even for one chapter in two folders
+    futures = {}
     for rank, (job, p) in enumerate(todo):
-        part = parts.setdefault(id(job), len(parts))            # unique keys, even for one chapter in two folders
         future = client.submit(run_point, job.chapter, p["overrides"], str(job.directory / "points" / p["id"]),
-                               p.get("environment"), key=f"point-{part}-{job.chapter}-{p['id']}", pure=False,
-                               priority=len(todo) - rank)
+                               p.get("environment"), key=f"point-{part[id(job)]}-{job.chapter}-{p['id']}",
+                               pure=False, priority=len(todo) - rank)
         futures[future] = (job, p["id"])
         job.status[p["id"]]["status"] = "queued"
-    jobs = {id(job): job for job, _ in todo}.values()
     for job in jobs:
         _write_manifest(job.directory, job.manifest)
     several = len(jobs) > 1
