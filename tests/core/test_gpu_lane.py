@@ -67,3 +67,20 @@ def test_the_cpu_smoke_test_runs_a_chapter_through_the_lane(tmp_path):
     import tarfile
     with tarfile.open(tmp_path / "lane" / "runs.tar.gz") as tar:
         assert "conservation-laws/results.json" in tar.getnames()
+
+
+def test_the_step_timing_runs_on_the_cpu(tmp_path):
+    """tools/gpu/step_timing.py, the lane's CPU-against-GPU timing, through its smoke path (tiny sizes, CPU only)."""
+    out = subprocess.run([sys.executable, str(LANE / "step_timing.py"), str(tmp_path / "t.json"), "--smoke",
+                          "--cpu-threads", "1"], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    assert out.returncode == 0, out.stderr[-2000:]
+    found = json.loads((tmp_path / "t.json").read_text())
+    assert found["smoke"] and len(found["steps"]) == 2
+    assert all(row["cpu"]["seconds_per_step"] > 0 for row in found["steps"].values())
+
+
+def test_only_the_smoke_test_runs_a_smoke_only_phase():
+    lane = paper_scale.load()
+    real = [r["id"] for phase in lane["phases"] if not phase.get("smoke_only") for r in phase["runs"]]
+    assert "conservation-laws" not in real and all(r.endswith("-paper") for r in real)

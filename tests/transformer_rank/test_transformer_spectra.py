@@ -28,3 +28,34 @@ def test_checkpoint_spectra_of_the_change():
     assert torch.isnan(sp.srank("delta_kq")[0]).all()                # no change at step 0
     sr = sp.srank("delta_vo")[1:]
     assert (sr >= 1 - 1e-9).all() and (sr <= 2 * cfg.head_dim + 1e-9).all()
+
+
+def test_product_svdvals_from_thin_factors():
+    """The singular values of P^T Q from the QR factors of P^T and Q^T equal the direct SVD's; the tail beyond the rank
+    is exactly zero. Control: dropping the QR (the SVD of P Q^T, k x k, the wrong product) does not match."""
+    from stagewise.transformer_rank.spectra import product_svdvals
+    g = torch.Generator().manual_seed(3)
+    p, q = torch.randn(2, 3, 5, 40, generator=g, dtype=torch.float64), torch.randn(2, 3, 5, 40, generator=g, dtype=torch.float64)
+    direct = torch.linalg.svdvals(p.transpose(-1, -2) @ q)
+    fact = product_svdvals(p, q)
+    assert fact.shape == direct.shape
+    assert torch.allclose(fact[..., :5], direct[..., :5], rtol=1e-10, atol=0)
+    assert (fact[..., 5:] == 0).all() and (direct[..., 5:] < 1e-12 * direct[..., :1]).all()
+    wrong = torch.linalg.svdvals(p @ q.transpose(-1, -2))
+    assert not torch.allclose(wrong, direct[..., :5], rtol=1e-3)
+
+
+def test_factored_spectra_equal_the_direct_ones(monkeypatch):
+    """checkpoint_spectra through the factors (the paper-sized path, forced here at the tiny width) gives the direct
+    path's stable ranks, and an unchanged head still has a zero change (NaN stable rank at the reference)."""
+    import stagewise.transformer_rank.spectra as spectra
+    cfg, res = train_tiny(1e-2)
+    direct = checkpoint_spectra(res, cfg.heads, cfg.head_dim)
+    monkeypatch.setattr(spectra, "FACTORED_WIDTH", 1)
+    fact = checkpoint_spectra(res, cfg.heads, cfg.head_dim)
+    for field in ("delta_kq", "delta_vo", "full_kq", "full_vo"):
+        a, b = direct.srank(field), fact.srank(field)
+        assert torch.equal(torch.isnan(a), torch.isnan(b)), field
+        ok = ~torch.isnan(a)
+        assert torch.allclose(a[ok], b[ok], rtol=1e-8), field
+    assert torch.isnan(fact.srank("delta_kq")[0]).all()

@@ -37,6 +37,8 @@ ROOT = HERE.parents[1]
 LANE = HERE / "lane.yaml"
 #: What comes back from a lent machine: the machine-readable part of each run folder.
 ARCHIVED_SUFFIXES = (".json", ".npz", ".log")
+#: The longest the step timing may take (it runs first, alone on the machine).
+STEP_TIMING_SECONDS = 150.0
 
 
 class LaneError(ValueError):
@@ -138,6 +140,23 @@ def machine(device: str) -> dict:
     return found
 
 
+def step_timing(out: Path, smoke: bool, deadline: float) -> dict:
+    """CPU against GPU on the same paper-sized step (tools/gpu/step_timing.py), before the runs share the machine;
+    at most ``STEP_TIMING_SECONDS``."""
+    target = out / "step-timing.json"
+    line = [sys.executable, str(HERE / "step_timing.py"), str(target)] + (["--smoke"] if smoke else [])
+    print("[lane] step timing: CPU against GPU", flush=True)
+    started = time.time()
+    try:
+        with (out / "step-timing.log").open("w") as log:
+            rc = subprocess.run(line, stdout=log, stderr=subprocess.STDOUT,
+                                timeout=max(1.0, min(STEP_TIMING_SECONDS, deadline - time.time()))).returncode
+    except subprocess.TimeoutExpired:
+        rc = "timeout"
+    found = json.loads(target.read_text()) if target.exists() else {}
+    return {"rc": rc, "wall_seconds": round(time.time() - started, 1), **found}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -169,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     started = time.time()
     deadline = started + (args.budget or float(lane["budget_seconds"]))
     found = []
+    timing = step_timing(args.out, args.smoke, deadline) if lane.get("step_timing") and not args.only else None
     for phase in lane["phases"]:
+        if phase.get("smoke_only") and not args.smoke:
+            continue
         runs = [r for r in phase["runs"] if not args.only or r["id"] in args.only]
         if not runs:
             continue
@@ -182,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             found += list(pool.map(lambda r: execute(r, args.out, args.smoke, device, deadline, threads), runs))
     record = {"lane": str(args.lane.relative_to(ROOT) if args.lane.is_relative_to(ROOT) else args.lane),
               "smoke": args.smoke, "machine": machine(device), "wall_seconds": round(time.time() - started, 1),
-              "runs": found}
+              "step_timing": timing, "runs": found}
     (args.out / "lane.json").write_text(json.dumps(record, indent=1) + "\n")
     if args.archive:
         archive(args.out)

@@ -31,6 +31,16 @@ def head_matrices(qkv: torch.Tensor, out: torch.Tensor, heads: int, head_dim: in
     return wk.transpose(-1, -2) @ wq, wv.transpose(-1, -2) @ wo
 
 
+def head_factors(qkv: torch.Tensor, out: torch.Tensor, heads: int,
+                 head_dim: int) -> tuple[tuple[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
+    """The factors of :func:`head_matrices`, ``KQ = P_kq^T Q_kq`` and ``VO = P_vo^T Q_vo``, each ``(..., H, d_h, D)``
+    in float64 (``P_kq = W_K^h^T``, ``Q_kq = W_Q^h^T``, ``P_vo = W_V^h^T``, ``Q_vo = W_O^h^T``)."""
+    lead, D = qkv.shape[:-2], qkv.shape[-1]
+    wq, wk, wv = qkv.double().reshape(*lead, 3, heads, head_dim, D).unbind(-4)
+    wo = out.double().reshape(*lead, D, heads, head_dim).movedim(-3, -1)
+    return (wk, wq), (wv, wo)
+
+
 @torch.no_grad()
 def extraction_error(params, cfg: Config, patches: torch.Tensor, replica: int = 0, transpose: bool = False) -> float:
     """Relative max error between the model's attention logits ``q_i . k_j`` of every head of

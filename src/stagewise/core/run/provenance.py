@@ -75,8 +75,16 @@ def outside_the_kernel(module: str) -> bool:
     return any(module == name or module.startswith(name + ".") for name in OUTSIDE_THE_KERNEL)
 
 
+def chapter_code_cells(chapter_source: Path) -> str:
+    """The code cells of a chapter's MyST source, in order (what it computes; the prose can change without
+    changing a number). Jupytext's own parse: a fenced code block inside prose is prose."""
+    import jupytext
+    notebook = jupytext.read(chapter_source)
+    return "\n\x00\n".join(cell.source for cell in notebook.cells if cell.cell_type == "code")
+
+
 def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
-    """Hash of the code one chapter runs: its source, its own subpackage (``src/stagewise/<slug>/``), the shared
+    """Hash of the code one chapter runs: its source's code cells (:func:`chapter_code_cells`), its own subpackage (``src/stagewise/<slug>/``), the shared
     ``core/`` and ``numerics/`` (and the package's top-level modules), the requirements and the lock. No chapter
     imports another chapter's subpackage (``tests/core/test_power.py`` checks it), so a change in one chapter's
     code leaves the others' mutation matrices current (:mod:`stagewise.core.sweep.power`)."""
@@ -88,7 +96,9 @@ def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path
         f for d in [*shared, own] if d.is_dir() for f in d.rglob("*.py")
         if not (f.is_relative_to(core) and outside_the_kernel(".".join(f.relative_to(core).with_suffix("").parts))))
     digest = hashlib.sha256()
-    for path in [chapter_source, *files, *(root / n for n in ("requirements.txt", "requirements.lock", "pyproject.toml"))]:
+    digest.update(b"code cells of the chapter")
+    digest.update(chapter_code_cells(chapter_source).encode())
+    for path in [*files, *(root / n for n in ("requirements.txt", "requirements.lock", "pyproject.toml"))]:
         if path.is_file():
             digest.update(str(path.relative_to(root) if path.is_relative_to(root) else path.name).encode())
             digest.update(path.read_bytes())

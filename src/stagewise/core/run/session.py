@@ -25,7 +25,7 @@ from stagewise.core.checks import catalogue
 from stagewise.core.run.registry import get_chapter
 from stagewise.core.figures.export import export, save, use_style
 from stagewise.core.run.parameters import validate
-from stagewise.core.run.provenance import code_fingerprint, git_state, versions
+from stagewise.core.run.provenance import chapter_code_fingerprint, code_fingerprint, git_state, versions
 from stagewise.core.run.results_schema import SCHEMA_VERSION
 
 from stagewise.core.run.rundir import PROGRESS_TTY_ENV, RUN_DIR_ENV  # noqa: E402 - re-exported
@@ -66,6 +66,14 @@ class Run:
     def seed(self) -> int:
         return int(self.parameters.get("seed", 0))
 
+    @property
+    def small_device(self) -> torch.device:
+        """The device of a chapter's small studies (a few points, a few neurons): the CPU when the parameter
+        ``device`` is ``auto``, else the run's device. On a GPU such a study is many tiny kernels whose launches
+        cost more than their arithmetic (3 to 9 times slower on an H200 than on two CPU cores, measured in
+        benchmarks/gpu-lane/h200-2026-11-27); ``-p device cuda`` still puts every study on the GPU."""
+        return torch.device("cpu") if self.parameters.get("device", "auto") == "auto" else self.device
+
     # -- named random streams ---------------------------------------------------------
     def generator(self, stream: str) -> torch.Generator:
         """A CPU ``torch.Generator`` for the named stream (e.g. ``"data"``, ``"init"``).
@@ -86,10 +94,18 @@ class Run:
 
     def provenance(self) -> dict[str, Any]:
         return {
-            **git_state(), "versions": versions(), "device": devices.describe(self.device),
+            **git_state(), "versions": versions(), "device": self.describe_devices(),
             "seed": self.seed, "dtype": str(self.dtype), "torch_threads": torch.get_num_threads(),
             "code_fingerprint": code_fingerprint(get_chapter(self.chapter).source),
+            "chapter_fingerprint": chapter_code_fingerprint(self.chapter, get_chapter(self.chapter).source),
         }
+
+    def describe_devices(self) -> str:
+        """The device in words; where the small studies ran elsewhere (see :attr:`small_device`), both."""
+        main = devices.describe(self.device)
+        if self.small_device == self.device:
+            return main
+        return f"{main}; small studies on {devices.describe(self.small_device)}"
 
     # -- named values ---------------------------------------------------------------
     # Recording methods return None: a cell that ends with one prints nothing under it in the book.
