@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 PHONY_GPU := gpu-wheels gpu-lane gpu-smoke
-.PHONY: $(PHONY_GPU) setup book pdf publish lint-workflows test test-fast test-nbmake test-downloads atlas atlas-ci power power-ci contract bench bench-book clean
+.PHONY: $(PHONY_GPU) setup book pdf publish lint-workflows test test-fast test-nbmake test-downloads atlas atlas-ci power power-ci paper-scale contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -61,6 +61,9 @@ atlas-ci: setup  ## the CI subset of the atlas: the points each atlas file lists
 
 power: setup  ## every chapter's bug catalogue through the chapter (Dask, both cores): book/power/<chapter>.json
 	$(BIN)/stagewise power
+
+paper-scale: setup  ## the stored runs at the paper's scale (book/paper-scale.yaml; Dask, both cores): book/paper-scale/<id>/
+	$(BIN)/stagewise paper-scale
 
 power-ci: setup  ## only the bug each catalogue marks for CI (no baseline, nothing stored)
 	$(BIN)/stagewise power --ci

@@ -3,8 +3,9 @@
 
 The book adds to the verification page what lives outside a run: the chapter's mutation matrix (from
 ``book/power/<chapter>.json``, marked stale when the code changed since it was measured; target
-``power-<chapter>``) and its parameter atlas with the exercises of the story page and the outcome each answer
-states (``tests/atlas/<chapter>.yaml``, checked by ``stagewise atlas``).
+``power-<chapter>``), its parameter atlas with the exercises of the story page and the outcome each answer
+states (``tests/atlas/<chapter>.yaml``, checked by ``stagewise atlas``), and the rows of its stored runs at the
+paper's scale (:mod:`stagewise.core.book.paper_scale_page`, which also adds their section to the story page).
 """
 from __future__ import annotations
 
@@ -64,7 +65,11 @@ def chapter_pages(chapter: Chapter, executed: Path, titles: dict[str, str]) -> t
     notebook = json.loads((executed / f"{chapter.name}.ipynb").read_text(encoding="utf-8"))
     results = json.loads((executed / "results.json").read_text(encoding="utf-8"))
     story, verification = pages.split(notebook, results, chapter.name, chapter.title, titles)
-    extra = matrix_lines(chapter) + [""] + atlas_lines(chapter)
+    from stagewise.core.book import paper_scale_page
+    from stagewise.core.run.registry import PROJECT_ROOT
+    paper_scale_page.insert_story(story, paper_scale_page.story_lines(chapter.name, results, executed,
+                                                                      PROJECT_ROOT / "chapters"))
+    extra = matrix_lines(chapter) + [""] + atlas_lines(chapter) + [""] + paper_scale_page.verification_lines(chapter.name)
     glue = verification["cells"].pop()
     verification["cells"].append({"cell_type": "markdown", "id": "verification-book", "metadata": {},
                                   "source": "\n".join(extra)})

@@ -67,6 +67,20 @@ def add_parsers(sub) -> None:
     m.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
     m.add_argument("--workers", type=int, default=0, metavar="N",
                    help="worker processes of the embedded LocalCluster (default: one per core)")
+    s = sub.add_parser(
+        "paper-scale", help="run and store the runs at the paper's scale listed in book/paper-scale.yaml",
+        description="Run each stored run of book/paper-scale.yaml (a chapter at a paper preset or a long budget) "
+                    "that is missing or stale, on Dask (LocalCluster on every core, or --scheduler; resumable: a "
+                    "complete run folder of the current code is stored, not run again), into "
+                    "runs/paper-scale/<chapter>/points/<id>, and keep its results and figure data in "
+                    "book/paper-scale/<id>/, where the book shows them (a run with a failed check is not stored). "
+                    "Exit status: 0 every listed run stored and current, 1 some run failed or was not stored, "
+                    "2 bad input, 130 interrupted.")
+    s.add_argument("ids", nargs="*", metavar="ID", help="stored runs (default: all)")
+    s.add_argument("--list", action="store_true", help="list the stored runs and their state; run nothing")
+    s.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
+    s.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="worker processes of the embedded LocalCluster (default: one per core)")
     k = sub.add_parser(
         "collect", help="collect a folder of runs into one table",
         description="Collect every run under DIR (each folder holding a results.json) into DIR/sweep.csv "
@@ -145,6 +159,24 @@ def atlas_command(args: argparse.Namespace) -> int:
     print(f"stagewise: atlas of {len(chapters)} chapter(s), {len(verdicts)} parameter sets in {seconds:.0f} s: "
           f"{len(verdicts) - len(bad)} hold, {len(bad)} fall short ({directory / 'atlas.json'})")
     return 1 if bad else 0
+
+
+def paper_scale_command(args: argparse.Namespace) -> int:
+    from stagewise.core.sweep import paper_scale
+    if args.workers < 0:
+        raise UsageError(f"--workers must be at least 1 (0: one per core), got {args.workers}")
+    try:
+        runs = paper_scale.load()
+        if args.list:
+            for r in runs:
+                print(f"{r.id:32s} {r.chapter:22s} {paper_scale.state(r):8s} {r.title}")
+            return 0
+        outcome = paper_scale.run(args.ids or None, args.scheduler, args.workers)
+    except paper_scale.PaperScaleError as err:
+        raise UsageError(str(err)) from None
+    for run_id, what in outcome.items():
+        print(f"stagewise: {run_id}: {what}")
+    return 0 if all(w.startswith(("current", "stored", "ran and stored")) for w in outcome.values()) else 1
 
 
 def power_command(args: argparse.Namespace) -> int:

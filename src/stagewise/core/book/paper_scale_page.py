@@ -1,0 +1,139 @@
+"""The stored runs at the paper's scale on a chapter's two pages (:mod:`stagewise.core.sweep.paper_scale`).
+
+The story page gets a section "At the paper's scale" before its summary: for each stored run of the chapter, what it
+ran and what still differs from the paper, on which machine and in how long, whether it is current (run on the
+chapter's code of today) or stale, its verdicts in one line, and, folded, its figures (drawn now from the stored data
+sidecars by the chapter's own render functions) beside the rows whose verdict or value differs from the page's run.
+The verification page gets every row of each stored run, with its tolerance and control.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from stagewise.core.checks.rows import EMPIRICAL, fmt
+from stagewise.core.run import pages
+from stagewise.core.sweep import paper_scale
+
+HEADING = "## At the paper's scale"
+
+
+def _command(run: paper_scale.StoredRun) -> str:
+    shown = " ".join(f"-p {k} {json.dumps(v) if not isinstance(v, str) else v}" for k, v in run.parameters.items())
+    return f"stagewise run {run.chapter} {shown}"
+
+
+def _provenance(run: paper_scale.StoredRun, results: dict[str, Any]) -> str:
+    p = results.get("provenance", {})
+    seconds = p.get("wall_seconds")
+    took = f"{seconds / 60:.0f} min" if isinstance(seconds, (int, float)) and seconds >= 120 else f"{seconds} s"
+    return (f"Stored in `book/paper-scale/{run.id}/` from commit `{str(p.get('commit', '?'))[:10]}`"
+            + (" with uncommitted changes" if p.get("dirty") else "") + f"; it took {took} on "
+            f"{pages.escape(p.get('device', 'an unrecorded device'))}.")
+
+
+def _state_line(run: paper_scale.StoredRun) -> str:
+    if paper_scale.state(run) == "current":
+        return "It ran on the chapter's current code."
+    return ("**Stale:** it ran on older code or other parameters than `book/paper-scale.yaml` lists; `make paper-scale` "
+            "runs it again.")
+
+
+def _verdict(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "—"
+    status = row.get("status", "")
+    if row.get("kind") == EMPIRICAL and status == "pass":
+        status = "reproduced"
+    value = "" if row.get("value") is None else f" ({fmt(row['value'])})"
+    return pages.escape(f"{status}{value}")
+
+
+def changed_rows(default: dict[str, Any], stored: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """The rows whose verdict differs between the page's run and the stored run, then the claims (every claim is
+    shown: a claim is what a longer budget can change), as (name, page's run, stored run)."""
+    rows = lambda r: {x["name"]: x for x in list(r.get("checks", [])) + list(r.get("claims", []))}  # noqa: E731
+    mine, theirs = rows(default), rows(stored)
+    names = [n for n in theirs if n not in mine or mine[n].get("status") != theirs[n].get("status")]
+    names += [n for n, x in theirs.items() if x.get("kind") == EMPIRICAL and n not in names]
+    return [(pages.escape(n), _verdict(mine.get(n)), _verdict(theirs.get(n))) for n in names]
+
+
+def _figures(run: paper_scale.StoredRun, executed: Path, page_dir: Path) -> list[str]:
+    """The run's chosen figures, drawn from its stored sidecars into the executed folder (only when missing or older
+    than the sidecar), as MyST figures."""
+    from stagewise.core.figures import restyle
+    out = executed / "paper-scale" / run.id
+    lines = []
+    for figure_id in run.figures:
+        stem = f"{run.chapter}-{figure_id}"
+        sidecar = run.folder / "figures" / f"{stem}.json"
+        png = out / f"{stem}.book.png"
+        if not sidecar.is_file():
+            continue
+        if not png.is_file() or png.stat().st_mtime < sidecar.stat().st_mtime:
+            restyle.restyle(run.folder, figure_id, "book", "png,svg", out, dpi="2x")
+        caption = json.loads(sidecar.read_text()).get("sidecar", {}).get("caption", figure_id)
+        path = os.path.relpath(png, page_dir).replace(os.sep, "/")
+        lines += [f":::{{figure}} {path}", f":name: paper-scale-{run.id}-{figure_id}", "",
+                  f"At the paper's scale ({pages.escape(run.title)}): {pages.escape(caption)}", ":::", ""]
+    return lines
+
+
+def story_lines(chapter: str, default: dict[str, Any], executed: Path, page_dir: Path) -> list[str]:
+    """The section "At the paper's scale" of the chapter's story page (empty without a stored run)."""
+    runs = [(r, paper_scale.results_of(r.folder)) for r in paper_scale.for_chapter(chapter)]
+    if not runs:
+        return []
+    lines = [f"(paper-scale-{chapter})=", HEADING, ""]
+    for run, results in runs:
+        if results is None:
+            lines += [f"**{pages.escape(run.title)}**: not stored yet (`make paper-scale` runs it).", ""]
+            continue
+        verdicts = pages.run_summary(results)[-1].removeprefix("summary: ")
+        lines += [f"**{pages.escape(run.title)}**: {pages.escape(verdicts)}."
+                  + ("" if paper_scale.state(run) == "current" else " **Stale** (older code; `make paper-scale`)."), ""]
+        table = changed_rows(default, results)
+        lines += [f":::{{dropdown}} {pages.escape(run.title)}: what ran, its figures, its rows beside this page's run",
+                  "", f"`{_command(run)}`. {pages.escape(run.differs)}", "",
+                  _provenance(run, results) + " " + _state_line(run), ""]
+        lines += _figures(run, executed, page_dir)
+        if table:
+            lines += ["| row | this page's run | at the paper's scale |", "|---|---|---|"]
+            lines += [f"| {a} | {b} | {c} |" for a, b, c in table] + [""]
+        lines += [f"Every row with its tolerance and control: {{ref}}`the verification page "
+                  f"<paper-scale-rows-{run.id}>`.", ":::", ""]
+    return lines
+
+
+def verification_lines(chapter: str) -> list[str]:
+    """Every row of each stored run of the chapter, for its verification page."""
+    runs = [(r, paper_scale.results_of(r.folder)) for r in paper_scale.for_chapter(chapter)]
+    lines = []
+    for run, results in runs:
+        if results is None:
+            continue
+        rows = list(results.get("checks", [])) + list(results.get("claims", []))
+        lines += [f"(paper-scale-rows-{run.id})=", f"## At the paper's scale: {pages.escape(run.title)}", "",
+                  f"`{_command(run)}`. " + _provenance(run, results) + " " + _state_line(run), "",
+                  f"Verdict: {pages.verdict_text(rows)}.", ""]
+        lines += [pages._row_item(r) for r in rows] + [""]
+    return lines
+
+
+def insert_story(story: dict[str, Any], lines: list[str]) -> None:
+    """Put ``lines`` into the story notebook before its "## Summary" heading (or at its end)."""
+    if not lines:
+        return
+    text = "\n".join(lines) + "\n"
+    for cell in story["cells"]:
+        if cell.get("cell_type") != "markdown":
+            continue
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        at = source.find("## Summary")
+        if at == 0 or (at > 0 and source[at - 1] == "\n"):
+            cell["source"] = source[:at] + text + "\n" + source[at:]
+            return
+    story["cells"].append({"cell_type": "markdown", "id": "paper-scale", "metadata": {}, "source": text})
