@@ -96,12 +96,14 @@ def test_the_story_section_goes_before_the_summary_and_the_rows_to_the_verificat
     monkeypatch.setattr(paper_scale, "for_chapter", lambda chapter: [run])
     default = json.loads((ROOT / "book" / "executed" / run.chapter / "results.json").read_text()) \
         if (ROOT / "book" / "executed" / run.chapter / "results.json").is_file() else {"checks": [], "claims": []}
-    lines = paper_scale_page.story_lines(run.chapter, default, tmp_path / "executed", tmp_path / "chapters")
+    lines = paper_scale_page.story_lines(run.chapter, default, tmp_path / "executed" / run.chapter,
+                                         tmp_path / "chapters")
     text = "\n".join(lines)
-    assert paper_scale_page.HEADING in text and "It ran on the chapter's current code." in text and ":::{dropdown}" in text
+    assert paper_scale_page.HEADING in text and "It ran on the chapter's current code." in text and "::::{dropdown}" in text
     for figure_id in run.figures:
         assert f":name: paper-scale-fake-{figure_id}" in text
-        assert (tmp_path / "executed" / "paper-scale" / "fake" / f"{run.chapter}-{figure_id}.book.png").is_file()
+        assert (tmp_path / "executed" / "_paper-scale" / "fake" / f"{run.chapter}-{figure_id}.book.png").is_file()
+    assert not (tmp_path / "executed" / run.chapter).exists(), "nothing written into the chapter's run folder"
     assert "| row | this page's run | at the paper's scale |" in text
     story = {"cells": [{"cell_type": "markdown", "source": "Intro.\n\n## Summary\n\n- one"}]}
     paper_scale_page.insert_story(story, lines)

@@ -62,10 +62,10 @@ def changed_rows(default: dict[str, Any], stored: dict[str, Any]) -> list[tuple[
 
 
 def _figures(run: paper_scale.StoredRun, executed: Path, page_dir: Path) -> list[str]:
-    """The run's chosen figures, drawn from its stored sidecars into the executed folder (only when missing or older
-    than the sidecar), as MyST figures."""
+    """The run's chosen figures, drawn from its stored sidecars beside the executed chapters (``_paper-scale/<id>/``,
+    outside the chapter's run folder; only when missing or older than the sidecar), as MyST figures."""
     from stagewise.core.figures import restyle
-    out = executed / "paper-scale" / run.id
+    out = executed.parent / "_paper-scale" / run.id
     lines = []
     for figure_id in run.figures:
         stem = f"{run.chapter}-{figure_id}"
@@ -96,7 +96,7 @@ def story_lines(chapter: str, default: dict[str, Any], executed: Path, page_dir:
         lines += [f"**{pages.escape(run.title)}**: {pages.escape(verdicts)}."
                   + ("" if paper_scale.state(run) == "current" else " **Stale** (older code; `make paper-scale`)."), ""]
         table = changed_rows(default, results)
-        lines += [f":::{{dropdown}} {pages.escape(run.title)}: what ran, its figures, its rows beside this page's run",
+        lines += [f"::::{{dropdown}} {pages.escape(run.title)}: what ran, its figures, its rows beside this page's run",
                   "", f"`{_command(run)}`. {pages.escape(run.differs)}", "",
                   _provenance(run, results) + " " + _state_line(run), ""]
         lines += _figures(run, executed, page_dir)
@@ -104,7 +104,7 @@ def story_lines(chapter: str, default: dict[str, Any], executed: Path, page_dir:
             lines += ["| row | this page's run | at the paper's scale |", "|---|---|---|"]
             lines += [f"| {a} | {b} | {c} |" for a, b, c in table] + [""]
         lines += [f"Every row with its tolerance and control: {{ref}}`the verification page "
-                  f"<paper-scale-rows-{run.id}>`.", ":::", ""]
+                  f"<paper-scale-rows-{run.id}>`.", "::::", ""]
     return lines
 
 
