@@ -26,9 +26,7 @@ def add_parsers(sub) -> None:
     w.add_argument("chapter")
     w.add_argument("--grid", required=True, metavar="YAML", help="the grid file")
     w.add_argument("--out", type=Path, metavar="DIR", help="sweep folder (default: runs/<chapter>-sweep-<grid name>)")
-    w.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
-    w.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="worker processes of the embedded LocalCluster (default: one per core)")
+    _dask_options(w)
     w.add_argument("--dry-run", action="store_true", help="validate the grid and list its points; run nothing")
     _plot_options(w)
     a = sub.add_parser(
@@ -42,9 +40,7 @@ def add_parsers(sub) -> None:
     a.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: every chapter with an atlas)")
     a.add_argument("--ci", action="store_true", help="only the points each atlas file lists under 'ci:' and the exercise marked ci (fast)")
     a.add_argument("--out", type=Path, metavar="DIR", help="atlas folder (default: runs/atlas, or runs/atlas-ci)")
-    a.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
-    a.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="worker processes of the embedded LocalCluster (default: one per core)")
+    _dask_options(a)
     m = sub.add_parser(
         "power", help="run each chapter's catalogue of realistic bugs and write the matrix bug x check",
         description="Run CHAPTER unmodified and once per bug of its catalogue (stagewise.<chapter>.bugs: a "
@@ -64,9 +60,7 @@ def add_parsers(sub) -> None:
                         "only (refused unless the matrix was current at HEAD and, since HEAD, only the chapter's "
                         "Markdown changed, with its code cells and front matter identical)")
     m.add_argument("--out", type=Path, metavar="DIR", help="run folder (default: runs/power, or runs/power-ci)")
-    m.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
-    m.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="worker processes of the embedded LocalCluster (default: one per core)")
+    _dask_options(m)
     s = sub.add_parser(
         "paper-scale", help="run and store the runs at the paper's scale listed in book/paper-scale.yaml",
         description="Run each stored run of book/paper-scale.yaml (a chapter at a paper preset or a long budget) "
@@ -78,15 +72,20 @@ def add_parsers(sub) -> None:
                     "2 bad input, 130 interrupted.")
     s.add_argument("ids", nargs="*", metavar="ID", help="stored runs (default: all)")
     s.add_argument("--list", action="store_true", help="list the stored runs and their state; run nothing")
-    s.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
-    s.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="worker processes of the embedded LocalCluster (default: one per core)")
+    _dask_options(s)
     k = sub.add_parser(
         "collect", help="collect a folder of runs into one table",
         description="Collect every run under DIR (each folder holding a results.json) into DIR/sweep.csv "
                     "(and sweep.parquet with pyarrow): one row per run with its parameters, values and checks.")
     k.add_argument("dir", type=Path, metavar="DIR")
     _plot_options(k)
+
+
+def _dask_options(p: argparse.ArgumentParser) -> None:
+    """Where the runs go: an existing Dask scheduler, or an embedded LocalCluster of N workers."""
+    p.add_argument("--scheduler", metavar="ADDRESS", help="an existing Dask scheduler, e.g. tcp://host:8786")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="worker processes of the embedded LocalCluster (default: one per core)")
 
 
 def _plot_options(p: argparse.ArgumentParser) -> None:
