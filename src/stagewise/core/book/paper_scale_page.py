@@ -28,7 +28,8 @@ def _command(run: paper_scale.StoredRun) -> str:
 def _provenance(run: paper_scale.StoredRun, results: dict[str, Any]) -> str:
     p = results.get("provenance", {})
     seconds = p.get("wall_seconds")
-    took = f"{seconds / 60:.0f} min" if isinstance(seconds, (int, float)) and seconds >= 120 else f"{seconds} s"
+    took = ("an unrecorded time" if not isinstance(seconds, (int, float))
+            else f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s")
     return (f"Stored in `book/paper-scale/{run.id}/` from commit `{str(p.get('commit', '?'))[:10]}`"
             + (" with uncommitted changes" if p.get("dirty") else "") + f"; it took {took} on "
             f"{pages.escape(p.get('device', 'an unrecorded device'))}.")

@@ -101,17 +101,19 @@ def state(run: StoredRun) -> str:
     results = results_of(run.folder)
     if results is None:
         return "missing"
-    same_code = results.get("provenance", {}).get("chapter_fingerprint") == current_fingerprint(run.chapter)
-    same_parameters = all(results.get("parameters", {}).get(k) == v for k, v in run.parameters.items())
-    return "current" if same_code and same_parameters else "stale"
+    return "current" if _agrees(run, results) else "stale"
+
+
+def _agrees(run: StoredRun, results: dict[str, Any]) -> bool:
+    """``results`` came from the current code of ``run``'s chapter, at ``run``'s parameters."""
+    return (results.get("provenance", {}).get("chapter_fingerprint") == current_fingerprint(run.chapter)
+            and all(results.get("parameters", {}).get(k) == v for k, v in run.parameters.items()))
 
 
 def _usable(run: StoredRun, folder: Path) -> bool:
     """A complete run folder of ``run``'s parameters on the current code, every check passing."""
     results = results_of(folder)
-    return (results is not None and not failed_rows(results)
-            and results.get("provenance", {}).get("chapter_fingerprint") == current_fingerprint(run.chapter)
-            and all(results.get("parameters", {}).get(k) == v for k, v in run.parameters.items()))
+    return results is not None and not failed_rows(results) and _agrees(run, results)
 
 
 def store(run: StoredRun, folder: Path) -> Path:
