@@ -1,6 +1,7 @@
 """Tests of stagewise.relu_orthogonal.gd_norms: Figure 5's gradient descent runs, their fit and their gap to
 Algorithm 1, small."""
 import numpy as np
+import pytest
 
 from stagewise.relu_orthogonal import gd_norms
 
@@ -38,3 +39,14 @@ def test_gap_closing_and_its_control():
     does not."""
     gd = gd_norms.norm_vs_n_gd(5, 7, 30.0)
     assert gd_norms.gap_closing(gd) < 0.75 < gd_norms.gap_closing(gd, "min")
+
+
+def test_gap_of_the_study_is_the_gap_of_a_new_run():
+    """gap_closing's denominator, read off the study's own runs, equals the same runs trained again (gap_at), for
+    both references; a run with a lower step cap records the cap, and its capped runs are the ones Algorithm 1 asks
+    more steps of."""
+    gd = gd_norms.norm_vs_n_gd(3, 6, 30.0, draws=2)
+    for reference in ("alg1", "min"):
+        assert gd_norms.gap_of(gd, 64, reference) == pytest.approx(gd_norms.gap_at(3, 64, 30.0, 2, reference), rel=1e-12)
+    short = gd_norms.norm_vs_n_gd(3, 6, 30.0, draws=2, max_steps=2000)
+    assert short.max_steps == 2000 and short.capped.sum() > gd.capped.sum()

@@ -17,6 +17,15 @@ NORM_TOP_MIN_LOG2N = 14
 NORM_MIN_SEEDS = 16
 
 
+def _norm_gd_work(log2n_max: int, max_steps: int, draws: int = 3) -> float:
+    """Multiply-adds of Figure 5's gradient descent: per n, n * m(n) per step per draw, for the steps Algorithm 1 asks
+    (about 130 n at log(1/lambda) = 30) up to the cap, plus the largest n again at four times log(1/lambda)."""
+    def at(n: int, factor: float) -> float:
+        m = math.ceil((math.log(n) + math.log(20)) / math.log(4 / 3))
+        return n * m * draws * min(max_steps, factor * 130 * n)
+    return sum(at(2 ** k, 1) for k in range(4, log2n_max + 1)) + at(2 ** log2n_max, 4)
+
+
 def _costs(values: dict) -> dict[str, float]:
     """Seconds per parameter-driven part of the chapter, each scaled from its time at the defaults (measured on
     the 2-core reference machine, one run alone, times 1.3 for two chapters at once)."""
@@ -34,7 +43,8 @@ def _costs(values: dict) -> dict[str, float]:
         "mc_trials": 3.4 * v("mc_trials", 4000) / 4000,
         "cover_seeds": 2.5 * v("cover_seeds", 12) / 12,
         "norm_log2n_max": 2 * 1.2 * seeds / 20 * 2.0 ** (k - 14) * (k / 14) ** 2,
-        "norm_gd_log2n_max": 3.4 * 2.0 ** (kg - 9) * min(1.0, v("norm_gd_log_inv_lambda", 30.0) / 30.0) ** 0.5,
+        "norm_gd_log2n_max": 3.4 * _norm_gd_work(kg, v("norm_gd_max_steps", 60000)) / _norm_gd_work(9, 60000)
+        * min(1.0, v("norm_gd_log_inv_lambda", 30.0) / 30.0) ** 0.5,
         # the GD widths are trained twice: at log(1/lambda) and, for the gap closing as lambda -> 0, at four times it
         "width_gd_widths": 0.7 * seeds / 20 + 8.5 * sum(v("width_gd_widths", [16, 64, 256, 1024])) / 1360,
     }
