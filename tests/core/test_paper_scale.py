@@ -121,3 +121,31 @@ def test_the_command_refuses_an_unknown_run_in_one_line():
     listed = subprocess.run([sys.executable, "-m", "stagewise", "paper-scale", "--list"], capture_output=True,
                             text=True, cwd=ROOT, timeout=120)
     assert listed.returncode == 0 and all(r.id in listed.stdout for r in RUNS)
+
+
+def test_runs_that_differ_only_in_the_seed_are_one_claim_by_seed_table():
+    """Stored runs at the same parameters but the seed form one group; its sentence counts the claims reproduced at
+    every seed, at some and at none, and its table gives each claim's verdict per seed. A run at other parameters
+    is no member (the control)."""
+    def stored(i, parameters, statuses):
+        run = paper_scale.StoredRun(id=f"r{i}", chapter="transformer-rank", title=f"Run {i}", parameters=parameters,
+                                    differs="", figures=[])
+        claims = [{"name": name, "kind": "empirical", "status": st, "value": 0.5} for name, st in statuses.items()]
+        return run, {"parameters": parameters, "claims": claims}
+    base = {"vit_steps": 3000}
+    runs = [stored(0, base, {"a": "pass", "b": "pass", "c": "not reproduced at this budget"}),
+            stored(1, {**base, "seed": 1}, {"a": "pass", "b": "not reproduced at this budget",
+                                            "c": "not reproduced at this budget"}),
+            stored(2, {"vit_steps": 300, "seed": 2}, {"a": "not reproduced at this budget", "b": "pass", "c": "pass"}),
+            (paper_scale.StoredRun(id="r3", chapter="transformer-rank", title="Run 3", parameters={**base, "seed": 3},
+                                   differs="", figures=[]), None)]
+    groups = paper_scale_page.seed_groups(runs)
+    assert [[run.id for run, _ in g] for g in groups] == [["r0", "r1"]]
+    sentence, table = paper_scale_page.seed_table(groups[0])
+    assert sentence == "Across seeds 0, 1: of 3 claims, 1 reproduced at every seed, 1 at some seeds only, 1 at none"
+    assert table[0] == "| claim | seed 0 | seed 1 |" and len(table) == 2 + 3
+    assert table[3].startswith("| b | reproduced (0.5) | not reproduced at this budget (0.5) |")
+    line = paper_scale_page.summary(runs[0][1])
+    assert line == "claims 2 reproduced, 1 not reproduced at this budget", line
+    with_theorem = {"checks": [{"name": "t", "kind": "theorem", "status": "pass", "passed": True}], "claims": []}
+    assert paper_scale_page.summary(with_theorem).startswith("theorem rows 1 passed, 0 failed, 0 not run")

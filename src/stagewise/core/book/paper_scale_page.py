@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,15 @@ def _state_line(run: paper_scale.StoredRun) -> str:
         return "It ran on the chapter's current code."
     return ("**Stale:** it ran on older code or other parameters than `book/paper-scale.yaml` lists; `make paper-scale` "
             "runs it again.")
+
+
+def summary(results: dict[str, Any]) -> str:
+    """The run's verdicts in one line (``pages.run_summary``'s last), without a category that has no row (the
+    transformer has no theorem rows)."""
+    line = pages.run_summary(results)[-1].removeprefix("summary: ")
+    return ("; ".join(part for part in line.split("; ")
+                      if not re.fullmatch(r"(theorem rows|experiment integrity) 0 passed, 0 failed(, 0 not run)?", part))
+            or line)
 
 
 def _verdict(row: dict[str, Any] | None) -> str:
@@ -83,17 +93,66 @@ def _figures(run: paper_scale.StoredRun, executed: Path, page_dir: Path) -> list
     return lines
 
 
+def seed_groups(runs: list[tuple[paper_scale.StoredRun, dict[str, Any] | None]]) -> list[list[tuple]]:
+    """The stored runs of a chapter that differ only in their seed, as groups of at least two stored runs (in the
+    order of ``book/paper-scale.yaml``): the same experiment at several seeds."""
+    groups: dict[str, list[tuple]] = {}
+    for run, results in runs:
+        if results is not None:
+            key = json.dumps({k: v for k, v in run.parameters.items() if k != "seed"}, sort_keys=True)
+            groups.setdefault(key, []).append((run, results))
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def _seed(run: paper_scale.StoredRun, results: dict[str, Any]) -> Any:
+    return results.get("parameters", {}).get("seed", run.parameters.get("seed", 0))
+
+
+def seed_table(group: list[tuple]) -> tuple[str, list[str]]:
+    """For a group of :func:`seed_groups`: one sentence (how many claims are reproduced at every seed, at some, at
+    none) and a table of every claim's verdict at each seed."""
+    seeds = [_seed(run, results) for run, results in group]
+    claims = [{c["name"]: c for c in results.get("claims", []) if c.get("kind") == EMPIRICAL} for _, results in group]
+    names = list(dict.fromkeys(n for c in claims for n in c))
+    held = [sum(c.get(n, {}).get("status") == "pass" for c in claims) for n in names]
+    every, some = sum(h == len(group) for h in held), sum(0 < h < len(group) for h in held)
+    sentence = (f"Across seeds {', '.join(map(str, seeds))}: of {len(names)} claims, {every} reproduced at every seed, "
+                f"{some} at some seeds only, {len(names) - every - some} at none")
+    table = ["| claim | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|" + "---|" * len(seeds)]
+    table += [f"| {pages.escape(n)} | " + " | ".join(_verdict(c.get(n)) for c in claims) + " |" for n in names]
+    return sentence, table
+
+
+def _seed_section(group: list[tuple], executed: Path, page_dir: Path) -> list[str]:
+    """The lines of a seed group after its first run: the sentence, and folded the table and the other seeds'
+    figures and provenance."""
+    sentence, table = seed_table(group)
+    lines = [f"**{pages.escape(group[0][0].title)}, several seeds**: {pages.escape(sentence)}.", "",
+             f"::::{{dropdown}} Every claim at each seed; the other seeds' runs", "", *table, ""]
+    for run, results in group[1:]:
+        lines += [f"**{pages.escape(run.title)}** (`{_command(run)}`): "
+                  + pages.escape(summary(results)) + ". "
+                  + _provenance(run, results) + " " + _state_line(run), ""]
+        lines += _figures(run, executed, page_dir)
+    return lines + ["::::", ""]
+
+
 def story_lines(chapter: str, default: dict[str, Any], executed: Path, page_dir: Path) -> list[str]:
-    """The section "At the paper's scale" of the chapter's story page (empty without a stored run)."""
+    """The section "At the paper's scale" of the chapter's story page (empty without a stored run). A run whose
+    parameters differ from an earlier stored run's only in the seed is shown with that run, as one more seed."""
     runs = [(r, paper_scale.results_of(r.folder)) for r in paper_scale.for_chapter(chapter)]
     if not runs:
         return []
+    groups = seed_groups(runs)
+    later = {run.id for g in groups for run, _ in g[1:]}
     lines = [f"(paper-scale-{chapter})=", HEADING, ""]
     for run, results in runs:
+        if run.id in later:
+            continue
         if results is None:
             lines += [f"**{pages.escape(run.title)}**: not stored yet (`make paper-scale` runs it).", ""]
             continue
-        verdicts = pages.run_summary(results)[-1].removeprefix("summary: ")
+        verdicts = summary(results)
         lines += [f"**{pages.escape(run.title)}**: {pages.escape(verdicts)}."
                   + ("" if paper_scale.state(run) == "current" else " **Stale** (older code; `make paper-scale`)."), ""]
         table = changed_rows(default, results)
@@ -106,6 +165,9 @@ def story_lines(chapter: str, default: dict[str, Any], executed: Path, page_dir:
             lines += [f"| {a} | {b} | {c} |" for a, b, c in table] + [""]
         lines += [f"Every row with its tolerance and control: {{ref}}`the verification page "
                   f"<paper-scale-rows-{run.id}>`.", "::::", ""]
+        for group in groups:
+            if group[0][0].id == run.id:
+                lines += _seed_section(group, executed, page_dir)
     return lines
 
 
