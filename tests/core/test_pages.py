@@ -183,8 +183,9 @@ def test_screenshots_are_saved_per_page(page_reports):
 
 
 def test_the_audit_catches_raw_tex_and_a_broken_image(built_book, tmp_path):
-    """Control: a page with MathJax missing, a missing image, a dead link and Markdown left as text (a table, bold)
-    is reported, not passed; the same table inside a code block is not."""
+    """Control: a page with MathJax missing, a missing image, a dead link, Markdown left as text (a table, bold), a
+    table column narrower than its word and a formula that scrolls or passes its box is reported, not passed; the
+    same table inside a code block is not, nor a word broken at its hyphens."""
     _need_chromium()
     (tmp_path / "bad.html").write_text(
         '<html><head><meta charset="utf-8"></head><body><main style="width:400px"><p>\\(x^2\\)</p><span class="math">\\(x\\)</span>'
@@ -193,12 +194,25 @@ def test_the_audit_catches_raw_tex_and_a_broken_image(built_book, tmp_path):
         '<div class="highlight"><pre>| fine | in code |\n|---|---|</pre></div>'
         '<table style="width:600px"><tr><td>wider than the column</td></tr></table>'
         '</main></body></html>')
+    (tmp_path / "narrow.html").write_text(
+        '<html><head><meta charset="utf-8"></head><body><main style="width:400px">'
+        '<table style="width:40px"><tr><td style="overflow-wrap:anywhere">initialization</td></tr>'
+        '<tr><td>step-size-change</td></tr></table>'
+        '<mjx-container display="true" aria-label="scrolling" style="display:block;overflow-x:auto;width:100px">'
+        '<span style="display:inline-block;width:300px">x</span></mjx-container>'
+        '<p style="width:100px;white-space:nowrap">a <mjx-container aria-label="clipped" style="display:inline-block;'
+        'width:300px">y</mjx-container></p>'
+        '</main></body></html>')
     with browser.serve(tmp_path) as base_url, browser.chromium() as chromium:
         report = browser.audit(chromium, base_url, tmp_path, "bad.html")
+        narrow = browser.audit(chromium, base_url, tmp_path, "narrow.html")
     assert report.raw_tex and report.broken_images and report.broken_links and report.failed_requests
     assert report.raw_markdown == ["|---|", "|\u2014|", "**bold**"], report.raw_markdown
     assert report.wide_tables == 1
     assert any("none typeset" in p for p in report.problems())
+    assert narrow.broken_words == ["initialization"], narrow.broken_words     # a hyphen is a fair place to break
+    assert narrow.overflowing_math == ["scrolls: scrolling", "past its box: clipped"], narrow.overflowing_math
+    assert not report.broken_words and not report.overflowing_math
 
 
 def test_the_front_page_redirects_to_the_introduction(built_book):

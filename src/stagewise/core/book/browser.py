@@ -106,6 +106,8 @@ class PageReport:
     error_outputs: list[str] = field(default_factory=list)
     wide_code: int = 0
     wide_tables: int = 0
+    broken_words: list[str] = field(default_factory=list)
+    overflowing_math: list[str] = field(default_factory=list)
 
     def problems(self) -> list[str]:
         """One line per problem; empty when the page is clean."""
@@ -113,7 +115,9 @@ class PageReport:
             ("raw TeX", self.raw_tex), ("raw Markdown", self.raw_markdown), ("images not loaded", self.broken_images),
             ("console errors", self.console_errors), ("failed requests", self.failed_requests),
             ("broken internal links", self.broken_links), ("failed checks", self.failed_checks),
-            ("error output", self.error_outputs)) if value]
+            ("error output", self.error_outputs),
+            ("table cells narrower than a word (the word breaks inside)", self.broken_words),
+            ("math past its box or scrolling", self.overflowing_math)) if value]
         if self.math_expected and not self.math_elements:
             out.append(f"{self.math_expected} math elements in the source, none typeset by MathJax")
         if self.wide_code:
@@ -139,7 +143,31 @@ _PAGE_FACTS = """() => {
       .filter(t => t.offsetParent !== null && t.getBoundingClientRect().right > right + 1).length;
   const prose = [...document.querySelectorAll('main p, main li, main td')]
       .filter(e => !e.closest('div.highlight')).map(e => e.innerText).join(' \\n ');
-  return {text, prose, imgs, links, rows, errors, wide, wideTables,
+  // a word of a table cell split over two lines: its column is narrower than the word
+  const broken = [];
+  for (const cell of column.querySelectorAll('table td, table th')) {
+    if (cell.offsetParent === null || broken.length >= 20) continue;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('mjx-container')) continue;
+      for (const m of node.data.matchAll(/[^\\s\\/\\u2013\\u2014-]{2,}/g)) {  // a hyphen or a slash may break
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  // a display formula that scrolls, or a formula whose right edge passes its block's
+  const overflowing = [];
+  for (const m of column.querySelectorAll('mjx-container')) {
+    if (m.offsetParent === null) continue;
+    const tex = (m.getAttribute('aria-label') || m.textContent || '').slice(0, 60);
+    const box = m.closest('p, li, td, th, dd, .admonition, .proof, section') || column;
+    if (m.getAttribute('display') === 'true' && m.scrollWidth > m.clientWidth + 1) overflowing.push('scrolls: ' + tex);
+    else if (m.getBoundingClientRect().right > box.getBoundingClientRect().right + 1) overflowing.push('past its box: ' + tex);
+  }
+  return {text, prose, imgs, links, rows, errors, wide, wideTables, broken, overflowing,
           math: document.querySelectorAll('mjx-container').length,
           expected: document.querySelectorAll('span.math, div.math').length};
 }"""
@@ -180,6 +208,8 @@ def audit(browser, base_url: str, html_dir: Path, path: str, screenshot: Path | 
                                               else [])
     report.wide_code = facts["wide"]
     report.wide_tables = facts["wideTables"]
+    report.broken_words = facts["broken"]
+    report.overflowing_math = facts["overflowing"]
     context.close()
     return report
 
