@@ -78,3 +78,19 @@ def test_the_landing_page_names_and_links_every_chapter_as_the_sidebar_does():
     assert intro.index("```{figure}") < intro.index("## The chapters")
     for section in ("## Three ways to read", "## What \"checked\" means", "## Cite"):
         assert section in intro
+
+
+def parameter_names_in_captions(source: str, names: list[str]) -> list[str]:
+    """The parameter names a figure caption of a chapter's source shows as code (``eta_white``) instead of the
+    value of the run it belongs to."""
+    figures = re.findall(r"```\{(?:glue:)?figure\}.*?\n```", source, re.S)
+    return [n for fig in figures for n in names if f"`{n}`" in fig]
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.name for c in CHAPTERS])
+def test_captions_show_values_not_parameter_names(chapter):
+    """A caption gives the run's values (glued), never a parameter's name; control: a caption naming one is found."""
+    names = list(chapter.parameters)
+    assert parameter_names_in_captions(chapter.source.read_text(), names) == []
+    planted = f"```{{glue:figure}} fig-x\n:name: x\n\nGD at `{names[0]}` (dots).\n```"
+    assert parameter_names_in_captions(planted, names) == [names[0]]
