@@ -226,3 +226,29 @@ def test_every_chapter_has_a_cost_model_and_a_measured_default():
         assert seconds is not None and seconds > 0, f"{chapter.name}: no cost model (front matter 'cost:')"
         assert chapter.front_matter["expected_seconds"] > 0
         assert cli._expected_time(chapter, defaults) is None       # the default run is never announced as slow
+
+
+def test_the_paper_preset_of_each_chapter_that_has_one(capsys):
+    """`-p preset paper` (front matter `presets:`) runs the preset's parameters, another -p wins over them, the dry
+    run says the expected time on the CPU and on a GPU, `params` lists the presets; a chapter's own `preset`
+    parameter passes through (transformer-rank's model sizes); an unknown preset is one line, exit 2."""
+    from stagewise.core.cli import main as cli
+    from stagewise.core.cli import presets
+    from stagewise.core.run.registry import get_chapter
+    with_paper = {c.name for c in all_chapters() if "paper" in presets.declared(c)}
+    assert with_paper >= {"diagonal-incremental", "transformer-rank", "relu-orthogonal", "linear-riccati",
+                          "escape-speed"}
+    assert cli.main(["run", "relu-orthogonal", "-p", "preset", "paper", "-p", "norm_gd_log2n_max", "10",
+                     "--dry-run"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["preset"] == "paper" and "preset" not in shown["parameters"]
+    assert shown["parameters"]["norm_gd_log2n_max"] == 10 and shown["parameters"]["norm_gd_max_steps"] == 1000000
+    assert "on a 2-core CPU; on a GPU: " in shown["expected_time"]
+    assert cli.main(["run", "transformer-rank", "-p", "preset", "tiny", "--dry-run"]) == 0
+    assert json.loads(capsys.readouterr().out)["parameters"]["preset"] == "tiny"
+    assert cli.main(["run", "escape-speed", "-p", "preset", "huge", "--dry-run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "unknown preset 'huge'" in err and "allowed: paper" in err
+    assert cli.main(["params", "diagonal-incremental"]) == 0
+    assert "preset paper: scale=paper" in capsys.readouterr().out
+    assert presets.expand(get_chapter("conservation-laws"), {"seed": 1}) == ({"seed": 1}, None)   # no preset asked

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -11,6 +12,7 @@ from pathlib import Path
 from stagewise import __version__
 from stagewise.core.run.registry import CHAPTERS_DIR, PROJECT_ROOT, UnknownChapterError, all_chapters, get_chapter
 from stagewise.core.run.parameters import ParameterError, load_parameter_file
+from stagewise.core.cli import presets
 from stagewise.core.cli import sweeps as cli_sweep
 from stagewise.core.cli.sweeps import UsageError
 from stagewise.core.run.results_schema import ResultsSchemaError
@@ -144,6 +146,7 @@ def _params(name: str) -> int:
     print(f"  {'name':20s} {'type':12s} {'default':>12s}  {'allowed':26s} meaning")
     for p in chapter.parameters.values():
         print(f"  {p.name:20s} {p.type:12s} {str(p.default):>12s}  {p.describe_domain():26s} {p.help}")
+    print("\n".join(presets.describe(chapter)) or "  (no presets)")
     return 0
 
 
@@ -152,18 +155,20 @@ def _run(args: argparse.Namespace) -> int:
 
     overrides = load_parameter_file(args.param_file) if args.param_file else {}
     overrides.update(dict(args.param))
+    overrides, preset = presets.expand(get_chapter(args.chapter), overrides)
     chapter, parameters = prepare(args.chapter, overrides)
     folder = args.out or default_run_folder(chapter.name)
+    expected = (presets.announce(chapter, preset, _cpu_seconds(chapter, parameters)[0]) if preset
+                else _expected_time(chapter, parameters))
     if args.dry_run:
         from stagewise.core.run.rundir import absolute, check_target
         replaces = check_target(absolute(folder), chapter.name)
-        print(json.dumps({"chapter": chapter.name, "parameters": parameters, "out": str(folder),
-                          "replaces_earlier_run": replaces}, indent=2))
+        print(json.dumps({"chapter": chapter.name, "preset": preset, "parameters": parameters, "out": str(folder),
+                          "replaces_earlier_run": replaces, "expected_time": expected}, indent=2))
         return 0
     replaces = preflight(chapter, folder)
     print(f"stagewise: running {chapter.name} into {folder}"
           + (" (replacing the earlier run there once this one is complete)" if replaces else ""), file=sys.stderr)
-    expected = _expected_time(chapter, parameters)
     if expected:
         print(f"stagewise: {expected}", file=sys.stderr)
     try:
@@ -190,19 +195,24 @@ def _expected_time(chapter, parameters: dict) -> str | None:
     The model gives the ratio to the default; the seconds are anchored to the default run's measured wall
     time (``expected_seconds`` in the front matter, which the book build also uses to order chapters), so
     that a model calibrated on a busier or slower machine does not shift the absolute figure."""
-    from stagewise.core.run.parameters import resolve
-    seconds = chapter.expected_seconds(parameters)
-    if seconds is None:
-        return None
-    default = chapter.expected_seconds(resolve(chapter.parameters, {}, chapter.name))
-    measured = getattr(chapter, "front_matter", {}).get("expected_seconds")
-    if measured:
-        seconds, default = seconds * float(measured) / default, float(measured)
-    if seconds < max(60.0, SLOW_FACTOR * default):
+    seconds, default = _cpu_seconds(chapter, parameters)
+    if seconds is None or seconds < max(60.0, SLOW_FACTOR * default):
         return None
     shown = f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
     return (f"expected time about {shown} on a 2-core CPU ({seconds / default:.0f}x the default parameters' "
             f"{default:.0f} s); progress bars show the long loops")
+
+
+def _cpu_seconds(chapter, parameters: dict) -> tuple[float | None, float | None]:
+    """(expected, default) seconds on the 2-core reference CPU: the cost model's ratio to the default, anchored to
+    the default run's measured time (``expected_seconds`` in the front matter); (None, None) without a model."""
+    from stagewise.core.run.parameters import resolve
+    seconds = chapter.expected_seconds(parameters)
+    if seconds is None:
+        return None, None
+    default = chapter.expected_seconds(resolve(chapter.parameters, {}, chapter.name))
+    measured = getattr(chapter, "front_matter", {}).get("expected_seconds")
+    return (seconds * float(measured) / default, float(measured)) if measured else (seconds, default)
 
 
 FORCE_ALL = "\0all"  # --force without a chapter
@@ -377,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("stagewise: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:                      # `stagewise ... | head`: the reader stopped reading
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
