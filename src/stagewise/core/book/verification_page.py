@@ -69,6 +69,8 @@ def chapter_pages(chapter: Chapter, executed: Path, titles: dict[str, str]) -> t
     from stagewise.core.run.registry import PROJECT_ROOT
     paper_scale_page.insert_story(story, paper_scale_page.story_lines(chapter.name, results, executed,
                                                                       PROJECT_ROOT / "chapters"))
+    from stagewise.core.book import interactive
+    interactive.insert(story, chapter, executed)
     extra = matrix_lines(chapter) + [""] + atlas_lines(chapter) + [""] + paper_scale_page.verification_lines(chapter.name)
     glue = verification["cells"].pop()
     verification["cells"].append({"cell_type": "markdown", "id": "verification-book", "metadata": {},
