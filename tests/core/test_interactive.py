@@ -57,3 +57,30 @@ def test_the_build_serves_the_bokeh_files_the_pages_name(tmp_path):
     assert config.html_static_path[0] == "book/_static"
     for name in interactive.scripts().values():
         assert (static / "bokeh" / name).stat().st_size > 10_000
+
+
+def test_moving_the_slider_in_chromium_changes_the_plot_and_an_unlinked_slider_does_not(tmp_path):
+    """The mechanism in a real browser, on a page of its own: the keyboard moves the slider to its first value and
+    the plot's pixels change; control: the same slider not linked to the curves moves and the plot stays."""
+    from test_pages import _need_chromium
+    from stagewise.core.book import browser
+    from stagewise.sphinx import offline_bokeh
+    _need_chromium()
+    folder = _run_folder(tmp_path / "run")
+    site = tmp_path / "site"
+    (site / "chapters").mkdir(parents=True)
+    offline_bokeh._configure(SimpleNamespace(doctreedir=str(tmp_path / "doctrees")), SimpleNamespace(html_static_path=[]))
+    import shutil
+    shutil.copytree(tmp_path / "stagewise-bokeh-static" / "bokeh", site / "_static" / "bokeh")
+    tags = "".join(f'<script src="../_static/bokeh/{n}"></script>' for n in interactive.scripts().values())
+    with np.load(folder / "figures" / "ch-jump.npz") as arrays:
+        for page, linked in (("linked", True), ("unlinked", False)):
+            fragment = interactive.plot_html("jump", SPEC, arrays, linked=linked)
+            (site / "chapters" / f"{page}.html").write_text(
+                f'<html><head><meta charset="utf-8">{tags}</head><body><main style="width:700px">'
+                f'<div class="stagewise-slider" data-figure="jump">{fragment}</div></main></body></html>')
+    with browser.serve(site) as base_url, browser.chromium() as chromium:
+        moved = browser.move_slider(chromium, base_url + "chapters/linked.html", "jump")
+        unlinked = browser.move_slider(chromium, base_url + "chapters/unlinked.html", "jump")
+    assert moved == (2, 0, True), moved
+    assert unlinked[:2] == (2, 0) and unlinked[2] is False, unlinked

@@ -215,6 +215,20 @@ def test_the_audit_catches_raw_tex_and_a_broken_image(built_book, tmp_path):
     assert not report.broken_words and not report.overflowing_math
 
 
+def test_the_sliders_move_the_plots_offline(built_book):
+    """Each declared slider (front matter ``sliders:``) is on its story page after its static figure, and moving it
+    with the keyboard in Chromium changes the plot (served from the build, no network: a failed request to a CDN
+    would show in the page audit). The mechanism's control, an unlinked slider, is in tests/core/test_interactive.py."""
+    from stagewise.core.book import interactive
+    _need_chromium()
+    sliders = [(c.name, f) for c in all_chapters() for f in interactive.specs(c)]
+    assert len(sliders) >= 2
+    with browser.serve(HTML) as base_url, browser.chromium() as chromium:
+        for chapter, figure_id in sliders:
+            before, after, changed = browser.move_slider(chromium, f"{base_url}chapters/{chapter}.html", figure_id)
+            assert before != after and changed, (chapter, figure_id, before, after)
+
+
 def test_the_front_page_redirects_to_the_introduction(built_book):
     assert 'url=book/intro.html' in (HTML / "index.html").read_text().replace('"', "")
 

@@ -235,3 +235,50 @@ def _broken_links(links: list[str], base_url: str, html_dir: Path) -> list[str]:
         elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in _ids(target):
             broken.append(link)
     return broken
+
+
+_SLIDER_VALUE = """(name) => {
+  for (const doc of (window.Bokeh ? Bokeh.documents : [])) {
+    const model = doc.get_model_by_name(name);
+    if (model) return model.value;
+  }
+  return null;
+}"""
+
+
+def move_slider(browser, url: str, figure_id: str) -> tuple[object, object, bool]:
+    """Open ``url``, unfold the box of the slider of ``figure_id`` (stagewise.core.book.interactive), and move the
+    slider to its first value with the keyboard, as a reader would: (value before, value after, whether the plot's
+    pixels changed; the slider's own are not looked at)."""
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    page = context.new_page()
+    _open(page, url)
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+    box = page.locator(f'.stagewise-slider[data-figure="{figure_id}"]')
+    handle = box.locator(".noUi-handle").first
+    handle.wait_for(timeout=30_000)
+    page.wait_for_function(f"() => document.querySelector('.stagewise-slider[data-figure=\"{figure_id}\"]')"
+                           ".getBoundingClientRect().height > 200", timeout=30_000)
+    page.wait_for_timeout(500)                       # the first paint of the canvas
+    name, plot = f"stagewise-{figure_id}-slider", box.locator("canvas").last      # the plot (the slider has none)
+    before, shot = page.evaluate(_SLIDER_VALUE, name), plot.screenshot()
+    handle.focus()
+    page.keyboard.press("Home")
+    page.wait_for_timeout(500)
+    after = page.evaluate(_SLIDER_VALUE, name)
+    changed = _pixels_differ(plot.screenshot(), shot)
+    context.close()
+    return before, after, changed
+
+
+def _pixels_differ(a: bytes, b: bytes, border: int = 3) -> bool:
+    """Whether two screenshots differ inside a ``border``-pixel margin (the plot's edge row can take the focus ring
+    of the slider above it, at a fractional pixel offset)."""
+    import io
+
+    from PIL import Image, ImageChops
+    first, second = (Image.open(io.BytesIO(x)).convert("RGB") for x in (a, b))
+    if first.size != second.size:
+        return True
+    w, h = first.size
+    return ImageChops.difference(first, second).crop((border, border, w - border, h - border)).getbbox() is not None

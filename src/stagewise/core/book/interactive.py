@@ -67,8 +67,9 @@ def curves(spec: dict[str, Any], arrays) -> tuple[np.ndarray, np.ndarray, list[s
     return np.asarray(arrays[spec["x"]], float), y, [fmt.format(v) for v in values]
 
 
-def plot_html(figure_id: str, spec: dict[str, Any], arrays) -> str:
-    """The slider and the plot as an HTML fragment (a div and its script; BokehJS loaded by the page)."""
+def plot_html(figure_id: str, spec: dict[str, Any], arrays, linked: bool = True) -> str:
+    """The slider and the plot as an HTML fragment (a div and its script; BokehJS loaded by the page).
+    ``linked=False`` leaves the slider unconnected to the curves (the browser test's control)."""
     from bokeh.embed import components
     from bokeh.layouts import column
     from bokeh.models import ColumnDataSource, CustomJS, CustomJSTickFormatter, Slider
@@ -97,9 +98,10 @@ def plot_html(figure_id: str, spec: dict[str, Any], arrays) -> str:
                     format=CustomJSTickFormatter(args={"labels": labels}, code="return labels[Math.round(tick)]"),
                     sizing_mode="stretch_width", name=f"stagewise-{figure_id}-slider")
     every = {f"y{k}": [y[i, :, k].astype(np.float32) for i in range(len(labels))] for k in range(y.shape[2])}
-    slider.js_on_change("value", CustomJS(args={"source": source, "every": every}, code=(
-        "const i = Math.round(cb_obj.value); const data = Object.assign({}, source.data);"
-        "for (const key in every) data[key] = every[key][i]; source.data = data;")))
+    if linked:
+        slider.js_on_change("value", CustomJS(args={"source": source, "every": every}, code=(
+            "const i = Math.round(cb_obj.value); const data = Object.assign({}, source.data);"
+            "for (const key in every) data[key] = every[key][i]; source.data = data;")))
     script, div = components(column(slider, plot, sizing_mode="stretch_width"))
     return div + "\n" + script
 
