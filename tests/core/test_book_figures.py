@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from stagewise.core.book import browser
 from stagewise.core.book import build as book
 from stagewise.core.book import figure_pages
 from stagewise.core.figures import styles
@@ -107,3 +108,31 @@ def test_the_dark_theme_shows_the_dark_rendering(built_book):
 
 def test_a_preset_list_names_each_with_its_use():
     assert set(styles.DESCRIPTIONS) == set(styles.PRESETS)
+
+
+#: The smallest a gallery thumbnail is drawn at a 1366-pixel window (CSS pixels): wide enough to read a panel's
+#: title, tall enough to tell its curves apart.
+THUMBNAIL_MIN = (300, 110)
+
+
+def _small(sizes):
+    return [(src, round(w), round(h)) for src, w, h in sizes if w < THUMBNAIL_MIN[0] or h < THUMBNAIL_MIN[1]]
+
+
+def test_gallery_thumbnails_are_legible(built_book, tmp_path):
+    """Every thumbnail of the gallery is drawn at least THUMBNAIL_MIN at 1366 px (two a row, a wide strip the whole
+    row). Control: the same wide strip in three columns of a 700-px column is a sliver, and is reported."""
+    from PIL import Image
+    from test_pages import _need_chromium
+    _need_chromium()
+    Image.new("RGB", (1600, 320), "white").save(tmp_path / "strip.png")
+    cells = "".join('<div style="width:33%;display:inline-block"><img src="strip.png" style="width:100%"></div>'
+                    for _ in range(3))
+    (tmp_path / "sliver.html").write_text(f'<html><body><main style="width:700px">{cells}</main></body></html>')
+    with browser.chromium() as chromium:
+        with browser.serve(HTML) as base_url:
+            sizes = browser.drawn_image_sizes(chromium, base_url + "chapters/figure-gallery.html")
+        with browser.serve(tmp_path) as base_url:
+            control = browser.drawn_image_sizes(chromium, base_url + "sliver.html")
+    assert len(sizes) >= len(_figures()) and _small(sizes) == [], _small(sizes)
+    assert len(_small(control)) == 3

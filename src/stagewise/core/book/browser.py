@@ -282,3 +282,24 @@ def _pixels_differ(a: bytes, b: bytes, border: int = 3) -> bool:
         return True
     w, h = first.size
     return ImageChops.difference(first, second).crop((border, border, w - border, h - border)).getbbox() is not None
+
+
+_THUMBNAILS = """() => [...document.querySelectorAll('img')].filter(i => i.offsetParent !== null).map(i => {
+  const s = getComputedStyle(i);
+  const w = i.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+  const h = i.clientHeight - parseFloat(s.paddingTop) - parseFloat(s.paddingBottom);
+  const scale = s.objectFit === 'contain' ? Math.min(w / i.naturalWidth, h / i.naturalHeight) : w / i.naturalWidth;
+  return [i.getAttribute('src'), i.naturalWidth * scale, i.naturalHeight * scale];
+})"""
+
+
+def drawn_image_sizes(browser, url: str, width: int = 1366) -> list[tuple[str, float, float]]:
+    """(src, drawn width, drawn height) in CSS pixels of every visible image of ``url`` at a ``width``-pixel window
+    (the picture itself, inside any letterbox of ``object-fit: contain``)."""
+    context = browser.new_context(viewport={"width": width, "height": 768})
+    page = context.new_page()
+    _open(page, url)
+    page.wait_for_function("() => [...document.images].every(i => i.complete)", timeout=30_000)
+    sizes = [tuple(x) for x in page.evaluate(_THUMBNAILS)]
+    context.close()
+    return sizes

@@ -270,6 +270,21 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[$\\{}^_]", "", text)).strip() or "figure"
 
 
+#: A figure wider than this (width / height) takes the gallery's whole row, so that a strip of panels stays legible.
+WIDE_ASPECT = 2.2
+
+
+def _gallery_columns(png: Path) -> str:
+    """The card's columns (of 12) at each screen width: a wide figure the whole row, any other half of it."""
+    from PIL import Image
+    try:
+        with Image.open(png) as image:
+            wide = image.width / image.height > WIDE_ASPECT
+    except OSError:
+        wide = False
+    return "12" if wide else "12 6 6 6"
+
+
 def gallery_page(executed: Path, chapters: list[tuple[str, str]], label: str = "figure-gallery",
                  image_prefix: str = ".") -> str:
     """The Markdown of the gallery: per chapter (name, title), a grid of cards, each a thumbnail with its
@@ -283,9 +298,10 @@ def gallery_page(executed: Path, chapters: list[tuple[str, str]], label: str = "
         figures = book_figures(executed, [chapter])
         if not figures:
             continue
-        lines += [f"## {title}", "", "::::{grid} 1 2 3 3", ":gutter: 2", ""]
+        lines += [f"## {title}", "", "::::{grid} 1 2 2 2", ":gutter: 2", ""]
         for f in figures:
-            lines += [f":::{{grid-item-card}}", f":img-top: {image_prefix}/{chapter}/figures/{f.stem}.png",
+            lines += [f":::{{grid-item-card}}", f":columns: {_gallery_columns(executed / chapter / 'figures' / f'{f.stem}.png')}",
+                      f":img-top: {image_prefix}/{chapter}/figures/{f.stem}.png",
                       f":img-alt: {f.alt}", f":link: {f.anchor}", ":link-type: ref",
                       f":link-alt: {_plain(f.caption)}",
                       f":class-card: stagewise-gallery-card", "",
