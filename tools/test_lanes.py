@@ -20,7 +20,8 @@ LANES = {"book": "book or nbmake or power", "rest": "not book and not nbmake and
 
 
 def _pytest(marker: str, extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-m", marker, *extra]
+    # the slowest tests of each lane at the end of its output: where the suite's time goes, run after run
+    return [sys.executable, "-m", "pytest", "-m", marker, "--durations=15", *extra]
 
 
 def main(extra: list[str]) -> int:
