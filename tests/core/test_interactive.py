@@ -46,6 +46,10 @@ def test_a_slider_over_the_wrong_number_of_curves_is_refused_and_a_missing_sidec
     chapter = SimpleNamespace(name="ch", front_matter={"sliders": {"jump": SPEC, "other": {**SPEC, "glue": "fig-x"}}})
     assert interactive.insert(story, chapter, folder) == ["jump"]
     assert story["cells"][1]["id"] == "slider-jump" and story["cells"][2]["source"] == "after"
+    later = {"cells": [{"cell_type": "markdown", "source": "```{glue:figure} fig-jump\n```"},
+                       {"cell_type": "markdown", "source": "## Later\ntext"}]}
+    chapter.front_matter = {"sliders": {"jump": {**SPEC, "after": "## Later"}}}
+    assert interactive.insert(later, chapter, folder) == ["jump"] and later["cells"][2]["id"] == "slider-jump"
 
 
 def test_the_build_serves_the_bokeh_files_the_pages_name(tmp_path):

@@ -6,7 +6,8 @@ process as gamma -> 0), the chapter's front matter declares a slider for that fi
     stagewise:
       sliders:
         jump:                      # the figure id (its sidecar: figures/<chapter>-jump.json and .npz)
-          glue: fig-jump           # the static figure it follows on the story page
+          glue: fig-jump           # the static figure it follows on the story page (or ``after:`` a text of the
+                                   #   cell to follow, e.g. a statement's label, where the figure opens the page)
           x: tau                   # the sidecar array of the abscissa
           y: closed                # the curves: one axis is the slider's, one the abscissa's, an optional last
           slider_axis: 0           #   one the series
@@ -123,11 +124,12 @@ def cell(chapter_name: str, figure_id: str, spec: dict[str, Any], executed: Path
 
 
 def insert(story: dict[str, Any], chapter, executed: Path) -> list[str]:
-    """After each static figure with a declared slider, a Markdown cell with the slider; the figure ids placed."""
+    """After each static figure with a declared slider (or after the cell holding its ``after:`` text), a Markdown
+    cell with the slider; the figure ids placed."""
     placed = []
     for figure_id, spec in specs(chapter).items():
         text = cell(chapter.name, figure_id, spec, executed)
-        marker = f"{{glue:figure}} {spec.get('glue', 'fig-' + figure_id)}"
+        marker = spec.get("after") or f"{{glue:figure}} {spec.get('glue', 'fig-' + figure_id)}"
         at = next((i for i, c in enumerate(story["cells"]) if c.get("cell_type") == "markdown"
                    and marker in (c["source"] if isinstance(c["source"], str) else "".join(c["source"]))), None)
         if text is None or at is None:

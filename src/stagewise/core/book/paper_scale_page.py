@@ -1,9 +1,10 @@
 """The stored runs at the paper's scale on a chapter's two pages (:mod:`stagewise.core.sweep.paper_scale`).
 
-The story page gets a section "At the paper's scale" before its summary: for each stored run of the chapter, what it
-ran and what still differs from the paper, on which machine and in how long, whether it is current (run on the
-chapter's code of today) or stale, its verdicts in one line, and, folded, its figures (drawn now from the stored data
-sidecars by the chapter's own render functions) beside the rows whose verdict or value differs from the page's run.
+The story page gets a section "At the paper's scale" before its summary: for each stored run of the chapter, one
+folded box whose title gives its verdicts (and says when it is stale, run on older code than the chapter's of today)
+and which holds what it ran and what still differs from the paper, on which machine and in how long, its figures
+(drawn now from the stored data sidecars by the chapter's own render functions) and the rows whose verdict or value
+differs from the page's run.
 The verification page gets every row of each stored run, with its tolerance and control.
 """
 from __future__ import annotations
@@ -127,8 +128,8 @@ def _seed_section(group: list[tuple], executed: Path, page_dir: Path) -> list[st
     """The lines of a seed group after its first run: the sentence, and folded the table and the other seeds'
     figures and provenance."""
     sentence, table = seed_table(group)
-    lines = [f"**{pages.escape(group[0][0].title)}, several seeds**: {pages.escape(sentence)}.", "",
-             f"::::{{dropdown}} Every claim at each seed; the other seeds' runs", "", *table, ""]
+    lines = [f"::::{{dropdown}} {pages.escape(group[0][0].title)}, several seeds: {pages.escape(sentence)}", "",
+             *table, ""]
     for run, results in group[1:]:
         lines += [f"**{pages.escape(run.title)}** (`{_command(run)}`): "
                   + pages.escape(summary(results)) + ". "
@@ -152,11 +153,9 @@ def story_lines(chapter: str, default: dict[str, Any], executed: Path, page_dir:
         if results is None:
             lines += [f"**{pages.escape(run.title)}**: not stored yet (`make paper-scale` runs it).", ""]
             continue
-        verdicts = summary(results)
-        lines += [f"**{pages.escape(run.title)}**: {pages.escape(verdicts)}."
-                  + ("" if paper_scale.state(run) == "current" else " **Stale** (older code; `make paper-scale`)."), ""]
+        stale = "" if paper_scale.state(run) == "current" else " (stale: it ran on older code; make paper-scale runs it again)"
         table = changed_rows(default, results)
-        lines += [f"::::{{dropdown}} {pages.escape(run.title)}: what ran, its figures, its rows beside this page's run",
+        lines += [f"::::{{dropdown}} {pages.escape(run.title)}: {pages.escape(summary(results))}{stale}",
                   "", f"`{_command(run)}`. {pages.escape(run.differs)}", "",
                   _provenance(run, results) + " " + _state_line(run), ""]
         lines += _figures(run, executed, page_dir)
