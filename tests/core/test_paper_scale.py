@@ -142,7 +142,7 @@ def test_runs_that_differ_only_in_the_seed_are_one_claim_by_seed_table():
     groups = paper_scale_page.seed_groups(runs)
     assert [[run.id for run, _ in g] for g in groups] == [["r0", "r1"]]
     sentence, table = paper_scale_page.seed_table(groups[0])
-    assert sentence == "Across seeds 0, 1: of 3 claims, 1 reproduced at every seed, 1 at some seeds only, 1 at none"
+    assert sentence == "across seeds 0, 1: of 3 claims, 1 reproduced at every seed, 1 at some seeds only, 1 at none"
     assert table[0] == "| claim | seed 0 | seed 1 |" and len(table) == 2 + 3
     assert table[3].startswith("| b | reproduced (0.5) | not reproduced at this budget (0.5) |")
     line = paper_scale_page.summary(runs[0][1])

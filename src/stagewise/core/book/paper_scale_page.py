@@ -117,7 +117,7 @@ def seed_table(group: list[tuple]) -> tuple[str, list[str]]:
     names = list(dict.fromkeys(n for c in claims for n in c))
     held = [sum(c.get(n, {}).get("status") == "pass" for c in claims) for n in names]
     every, some = sum(h == len(group) for h in held), sum(0 < h < len(group) for h in held)
-    sentence = (f"Across seeds {', '.join(map(str, seeds))}: of {len(names)} claims, {every} reproduced at every seed, "
+    sentence = (f"across seeds {', '.join(map(str, seeds))}: of {len(names)} claims, {every} reproduced at every seed, "
                 f"{some} at some seeds only, {len(names) - every - some} at none")
     table = ["| claim | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|" + "---|" * len(seeds)]
     table += [f"| {pages.escape(n)} | " + " | ".join(_verdict(c.get(n)) for c in claims) + " |" for n in names]
