@@ -34,8 +34,6 @@ import numpy as np
 STATIC = "_static/bokeh"
 #: Points per curve at most (the page carries every curve of every slider value).
 MAX_POINTS = 400
-#: The series colours (Okabe-Ito, the book's palette order).
-COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 
 
 #: The BokehJS bundles a slider needs (``<name>.min.js`` in the bokeh package).
@@ -62,10 +60,13 @@ def curves(spec: dict[str, Any], arrays) -> tuple[np.ndarray, np.ndarray, list[s
     values = np.asarray(arrays[spec["slider"]]).ravel()
     if len(values) != y.shape[0]:
         raise ValueError(f"slider {spec['slider']!r} has {len(values)} values for {y.shape[0]} curves")
-    if spec.get("y_log"):
-        y = np.maximum(y, float(spec.get("y_floor", 1e-6)))
     fmt = spec.get("slider_format", "{:g}")
-    return np.asarray(arrays[spec["x"]], float), y, [fmt.format(v) for v in values]
+    return np.asarray(arrays[spec["x"]], float), _floored(y, spec), [fmt.format(v) for v in values]
+
+
+def _floored(y: np.ndarray, spec: dict[str, Any]) -> np.ndarray:
+    """On a log ordinate, values below ``y_floor`` drawn at it (a loss that reaches zero)."""
+    return np.maximum(y, float(spec.get("y_floor", 1e-6))) if spec.get("y_log") else y
 
 
 def plot_html(figure_id: str, spec: dict[str, Any], arrays, linked: bool = True) -> str:
@@ -76,6 +77,8 @@ def plot_html(figure_id: str, spec: dict[str, Any], arrays, linked: bool = True)
     from bokeh.models import ColumnDataSource, CustomJS, CustomJSTickFormatter, Slider
     from bokeh.plotting import figure
 
+    from stagewise.core.figures import styles
+    book = styles.resolve("book")
     x, y, labels = curves(spec, arrays)
     step = -(-len(x) // MAX_POINTS)                # a screen's width of points per curve is enough
     x, y, last = x[::step], y[:, ::step], len(labels) - 1
@@ -85,16 +88,16 @@ def plot_html(figure_id: str, spec: dict[str, Any], arrays, linked: bool = True)
                   x_axis_label=spec.get("x_label", ""), y_axis_label=spec.get("y_label", ""),
                   toolbar_location=None, name=f"stagewise-{figure_id}-plot")
     for k in range(y.shape[2]):
-        plot.line("x", f"y{k}", source=source, line_width=2.2, color=COLORS[k % len(COLORS)])
+        plot.line("x", f"y{k}", source=source, line_width=2.2, color=book.palette[k % len(book.palette)])
     if spec.get("fixed"):
         fx, fy = (np.asarray(arrays[name], float) for name in spec["fixed"])
-        fy = fy[:, None] if fy.ndim == 1 else fy
-        if spec.get("y_log"):
-            fy = np.maximum(fy, float(spec.get("y_floor", 1e-6)))
+        fy = _floored(fy[:, None] if fy.ndim == 1 else fy, spec)
+        dashed = {"line_dash": "dashed", "color": book.ink, "line_width": 1.4}
         for k in range(fy.shape[1]):
-            plot.step(fx, fy[:, k], mode="after", line_dash="dashed", color="#222222", line_width=1.4) \
-                if spec.get("fixed_step") else plot.line(fx, fy[:, k], line_dash="dashed", color="#222222",
-                                                          line_width=1.4)
+            if spec.get("fixed_step"):
+                plot.step(fx, fy[:, k], mode="after", **dashed)
+            else:
+                plot.line(fx, fy[:, k], **dashed)
     slider = Slider(start=0, end=last, value=last, step=1, title=spec.get("slider_label", ""),
                     format=CustomJSTickFormatter(args={"labels": labels}, code="return labels[Math.round(tick)]"),
                     sizing_mode="stretch_width", name=f"stagewise-{figure_id}-slider")
