@@ -1,5 +1,5 @@
 """The whole book: every chapter executed once through the run command (strict), the HTML
-build with warnings as errors, no-op rebuilds, and re-execution when src/ changes."""
+build with warnings as errors, no-op rebuilds, and re-execution when the code a chapter runs changes."""
 import json
 import shutil
 import subprocess
@@ -87,7 +87,9 @@ def test_noop_build_executes_nothing_and_rebuilds_nothing(built_book):
     assert "html up to date" in out.stdout and (book.BUILD_DIR / "html" / "index.html").stat().st_mtime_ns == index
 
 
-def test_a_change_in_src_makes_every_chapter_stale(built_book, tmp_path):
+def test_a_change_in_the_code_a_chapter_runs_makes_it_stale(built_book, tmp_path):
+    """The book's own code re-executes nothing; a chapter's subpackage, that chapter; the kernel or the style
+    sheets, every chapter."""
     copy = tmp_path / "project"
     for part in ("src", "book/chapters"):
         shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
@@ -95,10 +97,19 @@ def test_a_change_in_src_makes_every_chapter_stale(built_book, tmp_path):
         shutil.copy(ROOT / name, copy / name)
     chapters = [(c, copy / "book" / "chapters" / c.source.name) for c in all_chapters()]
     assert all(book.staleness(type(c)(c.name, src), root=copy) is None for c, src in chapters)
+    with open(copy / "src" / "stagewise" / "core" / "book" / "pdf.py", "a") as handle:
+        handle.write("\n# the book's own code: no chapter runs it\n")
+    assert all(book.staleness(type(c)(c.name, src), root=copy) is None for c, src in chapters)
+    with open(copy / "src" / "stagewise" / "linear_riccati" / "__init__.py", "a") as handle:
+        handle.write("\n# one chapter's code\n")
+    assert [c.name for c, src in chapters if book.staleness(type(c)(c.name, src), root=copy)] == ["linear-riccati"]
+    with open(copy / "src" / "stagewise" / "core" / "figures" / "styles" / "book.mplstyle", "a") as handle:
+        handle.write("\n# the book's style sheet\n")
+    assert all(book.staleness(type(c)(c.name, src), root=copy) for c, src in chapters)
     with open(copy / "src" / "stagewise" / "numerics" / "flows.py", "a") as handle:
         handle.write("\n# a comment is a change too\n")
-    assert all(book.staleness(type(c)(c.name, src), root=copy) == "code changed (chapter, src/ or requirements)"
-               for c, src in chapters)
+    assert all(book.staleness(type(c)(c.name, src), root=copy) == "code changed (chapter, the code it runs, or "
+               "requirements)" for c, src in chapters)
 
 
 def test_dry_run_reports_the_plan(built_book):

@@ -94,3 +94,33 @@ def test_captions_show_values_not_parameter_names(chapter):
     assert parameter_names_in_captions(chapter.source.read_text(), names) == []
     planted = f"```{{glue:figure}} fig-x\n:name: x\n\nGD at `{names[0]}` (dots).\n```"
     assert parameter_names_in_captions(planted, names) == [names[0]]
+
+
+#: The book style's colours (Okabe-Ito, src/stagewise/core/figures/styles/book.mplstyle) and the words a caption may
+#: use for each; "red" names none of them (the nearest is vermilion).
+PALETTE_WORDS = {"blue": "0072B2", "orange": "E69F00", "green": "009E73", "bluish green": "009E73",
+                 "vermilion": "D55E00", "reddish purple": "CC79A7", "pink": "CC79A7", "sky blue": "56B4E9",
+                 "light blue": "56B4E9", "yellow": "F0E442", "grey": "999999", "gray": "999999", "black": "ink"}
+COLOUR_WORD = re.compile(r"\b(?:(?:bluish|reddish|sky|light|dark)\s+)?(?:red|blue|green|orange|black|gr[ae]y|purple"
+                         r"|pink|yellow|vermilion|brown|cyan|magenta|violet)\b", re.I)
+
+
+def caption_colour_words(source: str) -> list[str]:
+    """The colour words of the figure captions and alt texts of a chapter source that name no colour of the
+    palette."""
+    captions = re.findall(r"```\{(?:glue:)?figure\}.*?\n```", source, re.S)
+    captions += re.findall(r"""(?:caption|alt)=\s*((?:"[^"]*"\s*)+)""", source)
+    return [w for c in captions for w in (m.group(0).lower() for m in COLOUR_WORD.finditer(c))
+            if " ".join(w.split()) not in PALETTE_WORDS]
+
+
+def test_palette_words_are_the_book_style_colours():
+    sheet = (PROJECT_ROOT / "src" / "stagewise" / "core" / "figures" / "styles" / "book.mplstyle").read_text().upper()
+    assert all(hexa == "ink" or hexa in sheet for hexa in PALETTE_WORDS.values())
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.name for c in CHAPTERS])
+def test_caption_colour_words_name_the_palette(chapter):
+    """A caption's colour words are the palette's names (a vermilion line is not "red"); control: "red" is found."""
+    assert caption_colour_words(chapter.source.read_text()) == []
+    assert caption_colour_words("```{glue:figure} fig-x\n:name: x\n\nat initialization (red)\n```") == ["red"]

@@ -230,3 +230,50 @@ def test_the_book_page_gets_the_dark_pair_the_menu_and_the_downloads(fixture_cha
     assert figure_pages.publish(html_dir, executed, {"smoke-test": page}, "https://example.org/book", "0.1.0") == 0
     gallery = figure_pages.gallery_page(executed, [("smoke-test", "Smoke test")])
     assert ":img-top: ./smoke-test/figures/smoke-test-trace.png" in gallery and ":link: fig-smoke-test-trace" in gallery
+
+
+def test_dark_styles_lift_dim_data_colours():
+    """Control for the dark styles' data colours: a dark-blue line, points and a bar on the dark background are
+    under 3:1 as drawn, at 3:1 or more once lifted, and keep their hue; a fill of the background's own colour (a
+    mask) and the text are left alone."""
+    import matplotlib.pyplot as plt
+    from matplotlib import colors as mcolors
+    from stagewise.core.figures import restyle as figure_restyle
+    dark = styles.resolve("book-dark")
+    with dark.context():
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1], color="#08306b")
+        ax.scatter([0.5], [0.5], color="#08306b")
+        ax.bar([0.2], [0.3], width=0.1, color="#08306b")
+        ax.axvspan(0.8, 0.9, color=dark.background)
+        dim = figure_restyle.dim_data_colours(fig)
+        assert len(dim) >= 3, dim
+        figure_restyle.lift_dark_colours(fig)
+        assert not figure_restyle.dim_data_colours(fig)
+        r, g, b = mcolors.to_rgb(ax.lines[0].get_color())
+        assert b > g > r                                   # still a blue
+        assert np.allclose(ax.patches[-1].get_facecolor()[:3], mcolors.to_rgb(dark.background))
+        plt.close(fig)
+
+
+def test_every_stored_figure_keeps_its_data_visible_on_the_dark_slide():
+    """Every figure of the stored runs at the paper's scale (three chapters' render functions), redrawn for the dark
+    slide and the dark theme as the book ships them: no data colour under 3:1 against its background. (The book's
+    own executions are written by the book lane while this lane runs, so they are not read here.)"""
+    import matplotlib.pyplot as plt
+    from pathlib import Path
+    from conftest import ROOT
+    from stagewise.core.figures import restyle as figure_restyle
+    folders = [f for f in sorted((ROOT / "book" / "paper-scale").glob("*/figures"))
+               if "-seed" not in f.parent.name]                # another seed draws the same figures
+    drawn = 0
+    for name in ("talk-16x9-dark", "book-dark"):
+        style = styles.resolve(name)
+        for folder in folders:
+            for stem in sidecar.stems(Path(folder)):
+                fig = figure_restyle.draw(sidecar.read(folder, stem), style)
+                with style.context():
+                    assert not figure_restyle.dim_data_colours(fig), (name, stem)
+                plt.close(fig)
+                drawn += 1
+    assert drawn >= 2 * 10

@@ -74,6 +74,12 @@ def _plain_quotes(text: str) -> str:
     return text.translate(_SMART).replace("---", "-").replace("--", "-")
 
 
+def _as_typeset(name: str) -> str:
+    """A row name as its page's HTML source holds it: its formulas as the TeX of inline math."""
+    from stagewise.core.book import typeset
+    return "".join(f"\\({s}\\)" if math else s for math, s in typeset.pieces(name))
+
+
 def _page_text(path: Path) -> str:
     import html
     text = html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
@@ -89,7 +95,7 @@ def test_every_verification_page_holds_every_row_of_its_run_and_links_both_ways(
         text = _plain_quotes(_page_text(page))
         for row in results["checks"] + results.get("claims", []):
             shown = "reproduced" if row["kind"] == "empirical" and row["status"] == "pass" else row["status"]
-            name = _plain_quotes(" ".join(row["name"].split()))
+            name = _plain_quotes(" ".join(_as_typeset(row["name"]).split()))
             assert f"{name}: {shown}" in text, f"{chapter.name}: row {name!r} ({shown}) not on its verification page"
             assert row["status"] != "fail", f"{chapter.name}: {name} failed"
         story = (HTML / "chapters" / f"{chapter.name}.html").read_text()
@@ -281,7 +287,7 @@ def book_pdf(built_book, tmp_path_factory):
                           timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     from pypdf import PdfReader
-    return out, PdfReader(out)
+    return out, PdfReader(out), done.stdout
 
 
 def _destinations(reader) -> dict[str, int]:
@@ -297,7 +303,7 @@ def _destinations(reader) -> dict[str, int]:
 def test_pdf_of_the_book(book_pdf):
     """`stagewise pdf` prints the book offline; its first pages are not blank; checks and references inside."""
     import pypdfium2
-    out, reader = book_pdf
+    out, reader, _ = book_pdf
     text = "".join(page.extract_text() or "" for page in reader.pages)
     assert len(reader.pages) > 40
     assert re.search(r"Control,", text) and "tolerance" in text and "Theorem" in text and "Bibliography" in text
@@ -314,7 +320,7 @@ def test_the_pdf_is_a_book(book_pdf):
     """Title page with version and commit; metadata; an outline whose chapters are the table of contents' (in
     order, at the pages the contents give); page numbers in the footer; running chapter titles."""
     from stagewise import __version__
-    _, reader = book_pdf
+    _, reader, _ = book_pdf
     meta = reader.metadata
     assert meta.title == "Learning in Stages" and meta.author and __version__ in meta.subject and meta["/Keywords"]
     assert meta.creation_date is not None and "pypdf" != (meta.producer or "pypdf")[:5]
@@ -347,7 +353,7 @@ def _toc_headings() -> list[str]:
 def test_internal_links_of_the_pdf_jump_inside_it(book_pdf):
     """The contents, cross-references, figure references and citations are links to places in the PDF (named
     destinations) that exist: a sample from the contents and from every chapter."""
-    _, reader = book_pdf
+    _, reader, _ = book_pdf
     destinations = _destinations(reader)
     links = []
     for number, page in enumerate(reader.pages, start=1):
@@ -363,3 +369,91 @@ def test_internal_links_of_the_pdf_jump_inside_it(book_pdf):
     assert all(kinds.values()), kinds
     toc = [(n, d) for n, d in links if n <= 3 and d.startswith("p-chapters-") and "--" not in d]
     assert toc and all(destinations[d] > n for n, d in toc)
+
+
+def test_the_pdf_prints_every_title_heading_and_table_readably(book_pdf):
+    """Each chapter's first page opens with its title; no section heading is split over two pages or left at the
+    foot of one; every table prints with its columns at least as wide as their words and at least four rows a page
+    (:func:`stagewise.core.book.pdf.table_faults` and :func:`heading_faults`, which `stagewise pdf` runs and names
+    in its summary). The audit's control is the next test."""
+    _, reader, summary = book_pdf
+    assert "layout faults" not in summary, summary
+    stated = int(re.search(r"about (\d+) A4\s+pages", (ROOT / "README.md").read_text()).group(1))
+    assert abs(stated - len(reader.pages)) <= 0.1 * len(reader.pages), (stated, len(reader.pages))  # README's count
+    for item in reader.outline:
+        if isinstance(item, list) or item.title == "Contents":
+            continue
+        first = unicodedata.normalize("NFKC", reader.pages[reader.get_destination_page_number(item)].extract_text())
+        first = re.sub(r"(\w)-\s+(\w)", r"\1-\2", first)            # a hyphen the text extraction split
+        title = re.sub(r"^\d+\.\s+", "", item.title)
+        assert " ".join(title.split()[:4]) in " ".join(first.split()), (item.title, first[:200])
+
+
+def test_the_print_audit_catches_crushed_tables_and_stranded_headings(tmp_path):
+    """Control: a column narrower than its word, a row taller than a quarter of a page and a table past the column
+    are faults of the print; so are a heading whose page does not hold it whole and one that ends its page; a
+    section of code cells only prints nothing."""
+    from bs4 import BeautifulSoup
+    from stagewise.core.book import pdf
+    _need_chromium()
+    tall = "<br>".join(["line"] * 40)
+    (tmp_path / "print.html").write_text(
+        '<html><head><meta charset="utf-8"></head><body><article><section class="stagewise-print-page" id="p-x">'
+        '<table style="width:60px"><tr><td style="overflow-wrap:anywhere">initialization</td></tr></table>'
+        f'<table><tr><td>{tall}</td></tr></table><table style="width:2000px"><tr><td>wide</td></tr></table>'
+        '<table><tr><td>fine</td><td>step-size-change</td></tr></table>'
+        '</section></article></body></html>')
+    with browser.serve(tmp_path) as base_url, browser.chromium() as chromium:
+        faults = pdf.table_faults(chromium, base_url + "print.html")
+    assert any('narrower than the word "initialization"' in f for f in faults), faults
+    assert any("px tall" in f for f in faults) and any("past the printed column" in f for f in faults), faults
+    assert len(faults) == 3, faults
+
+    class Page:
+        def __init__(self, text):
+            self.text = text
+
+        def extract_text(self):
+            return self.text
+
+    class Reader:
+        pages = [Page("1.1. Setting " + "words " * 30), Page("text 1.2. A heading at the foot 7"),
+                 Page("the end of a section 1.3. A heading"), Page("split over two 1.4. Theorem 2 as λ → 0 " + "x" * 90)]
+    entries = [pdf.Entry(2, "1.1. Setting", "a", 1), pdf.Entry(2, "1.2. A heading at the foot", "b", 2),
+               pdf.Entry(2, "1.3. A heading split over two", "c", 3),
+               pdf.Entry(2, "1.4. Theorem 2 as \\(\\lambda\\to0\\)", "d", 4)]
+    found = pdf.heading_faults(Reader(), entries)
+    assert len(found) == 2 and "foot of page 2" in found[0] and "split over two pages" in found[1], found
+    code_only = BeautifulSoup('<section id="s"><h2>How</h2><div class="cell"><div class="cell_input">x = 1</div>'
+                              '</div></section>', "html.parser").section
+    prose = BeautifulSoup('<section id="s"><h2>How</h2><p>Words.</p></section>', "html.parser").section
+    assert not pdf._prints_something(code_only, code_only.h2) and pdf._prints_something(prose, prose.h2)
+
+
+def _raw_formulas(page_html: str, selector: str) -> list[str]:
+    """The text of the elements ``selector`` picks that still reads as ASCII math once their typeset math (Sphinx's
+    ``span.math``) and code are left out."""
+    from bs4 import BeautifulSoup
+    from stagewise.core.book import typeset
+    soup = BeautifulSoup(page_html, "html.parser")
+    for tag in soup.select("span.math, code, pre, .highlight"):
+        tag.decompose()
+    return [t.get_text(" ", strip=True) for t in soup.select(selector)
+            if typeset.ASCII_MATH.search(t.get_text(" ", strip=True))]
+
+
+def test_row_names_show_their_formulas_as_math(built_book):
+    """Each row's name on its verification page (the bold words that open its line) shows its formula typeset,
+    not as ASCII (``eta^2``, ``||beta(T) - X^+ Y||_F``); nor does any page show the formulas of the mutation
+    catalogues' examples raw. Control: a name the typesetting does not know is found."""
+    rows = 0
+    for chapter in all_chapters():
+        page = (HTML / "verification" / f"{chapter.name}.html").read_text()
+        rows += len(re.findall(r"<li><p><strong>", page))
+        assert not _raw_formulas(page, "li > p > strong:first-child"), chapter.name
+    assert rows > 100
+    for page in [*(HTML / "verification").glob("*.html"), HTML / "chapters" / "what-the-checks-can-catch.html"]:
+        prose = " ".join(_raw_formulas(page.read_text(), "p, li, td"))
+        assert not [s for s in ("W_K W_Q^T", "1/sqrt(fan_in)", "||beta(T) - X^+ Y||_F") if s in prose], page.name
+    planted = "<ul><li><p><strong>the change of W_Q^T</strong>: pass.</p></li></ul>"
+    assert _raw_formulas(planted, "li > p > strong:first-child") == ["the change of W_Q^T"]

@@ -3,8 +3,8 @@
 Each chapter is executed by :func:`stagewise.core.run.runner.execute` into
 ``book/executed/<chapter>/`` (the same run folder a user gets), and Sphinx renders
 those executed notebooks without executing them again (``execute_notebooks: off``).
-A chapter is re-executed when its code fingerprint (chapter source, all of ``src/``,
-the pinned requirements) differs from the one recorded in its ``results.json``.
+A chapter is re-executed when what it is made from (:func:`book_inputs`: its source, the code it runs, the pinned
+requirements, the style sheets) differs from what its last execution by the book was made from.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from stagewise.core.run import leftovers
 from stagewise.core.run import locks
 from stagewise.core.run import rundir
 from stagewise.core.run.registry import PROJECT_ROOT, Chapter, all_chapters
-from stagewise.core.run.provenance import code_fingerprint
+from stagewise.core.run.provenance import chapter_code_fingerprint
 
 EXECUTED_DIR = PROJECT_ROOT / "book" / "executed"
 #: What Sphinx renders (git-ignored, made by each build): the executed chapters' notebooks copied out of their run
@@ -92,9 +92,34 @@ def staleness(chapter: Chapter, executed: Path | None = None, root: Path = PROJE
         return "results.json unreadable"
     if not isinstance(results, dict) or results.get("status") != "complete":
         return "last execution did not complete"
-    if results.get("provenance", {}).get("code_fingerprint") != code_fingerprint(chapter.source, root):
-        return "code changed (chapter, src/ or requirements)"
+    try:
+        stamp = json.loads(((executed or executed_dir()) / chapter.name / INPUTS_STAMP).read_text())
+    except (OSError, ValueError):
+        return "not executed by a book build (no record of its inputs)"
+    if not isinstance(stamp, dict) or stamp.get("book_inputs") != book_inputs(chapter, root):
+        return "code changed (chapter, the code it runs, or requirements)"
     return None
+
+
+#: Written into a chapter's executed folder by the book build after the execution succeeded: what it was made from.
+INPUTS_STAMP = "book-inputs.json"
+
+
+def book_inputs(chapter: Chapter, root: Path = PROJECT_ROOT) -> str:
+    """The fingerprint of what a chapter's execution is made from: its whole source (prose, front matter, code),
+    the code it runs (:func:`~stagewise.core.run.provenance.chapter_code_fingerprint`: its subpackage, the kernel's
+    ``core/`` and ``numerics/``, the requirements and the lock) and the package's data files (the figure style
+    sheets). The command line, the book build, the sweeps and the restyling are not in it: a change there does not
+    change what a chapter shows, so it re-executes nothing (the site's own fingerprint rebuilds the pages)."""
+    import hashlib
+    digest = hashlib.sha256(chapter_code_fingerprint(chapter.name, chapter.source, root).encode())
+    digest.update(chapter.source.read_bytes())
+    package = root / "src" / "stagewise"
+    for path in sorted(package.rglob("*")):
+        if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(package)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def plan(chapters: list[Chapter] | None = None, force: bool | list[str] = False) -> list[Plan]:
@@ -143,6 +168,7 @@ SITE_STAMP = BUILD_DIR / "html" / ".stagewise-site.json"
 _SITE_CODE = ("sphinx", "core/book/build.py", "core/book/figure_pages.py", "core/book/power_page.py", "core/figures/styles.py",
               "core/book/verification_page.py", "core/run/pages.py", "core/sweep/atlas.py",
               "core/book/paper_scale_page.py", "core/sweep/paper_scale.py", "core/book/interactive.py",
+              "core/book/typeset.py",
               "core/styles", "core/figures/restyle.py", "core/figures/sidecar.py", "core/figures/export.py")
 
 
@@ -313,7 +339,9 @@ def execute_parallel(plans: list[Plan], jobs: int, say=print) -> list[Execution]
     """
     import tempfile
 
+    from stagewise.core.run.rundir import write_text_atomic
     queue = longest_first(plans)
+    inputs: dict[str, tuple[Path, str]] = {}
     running: dict[str, tuple[subprocess.Popen, float, object]] = {}
     done: list[Execution] = []
     env = dict(os.environ, STAGEWISE_TORCH_THREADS=os.environ.get("STAGEWISE_TORCH_THREADS", "1"))
@@ -321,6 +349,7 @@ def execute_parallel(plans: list[Plan], jobs: int, say=print) -> list[Execution]
         while queue or running:
             while queue and len(running) < jobs:
                 item = queue.pop(0)
+                inputs[item.chapter.name] = (item.folder, book_inputs(item.chapter))   # as the execution starts
                 log = tempfile.TemporaryFile(mode="w+")
                 command = [sys.executable, "-m", "stagewise.core.cli.main", "run", item.chapter.name,
                            "--out", str(item.folder), "--quiet"]
@@ -341,6 +370,9 @@ def execute_parallel(plans: list[Plan], jobs: int, say=print) -> list[Execution]
                 seconds = time.time() - started
                 message = lines[-1] if lines else ""
                 done.append(Execution(name, proc.returncode, seconds, message))
+                if proc.returncode == 0:
+                    folder, fingerprint = inputs[name]
+                    write_text_atomic(folder / INPUTS_STAMP, json.dumps({"book_inputs": fingerprint}))
                 verdict = f"done in {seconds:.0f} s" if proc.returncode == 0 else \
                     f"failed (exit {proc.returncode}) after {seconds:.0f} s: {message}"
                 say(f"{name:24s} {verdict}")

@@ -30,6 +30,8 @@ from stagewise.core.figures import sidecar
 from stagewise.core.run.rundir import write_text_atomic
 
 TALK_STYLES = ("talk-16x9", "talk-16x9-dark")
+#: The style of the image the book shows in its dark theme.
+DARK_STYLE = "book-dark"
 MENU_CLASS = "stagewise-figure-menu"
 
 
@@ -93,6 +95,15 @@ def _newer(target: Path, source: Path) -> bool:
     return target.is_file() and target.stat().st_mtime >= source.stat().st_mtime
 
 
+def _drawing_code(renderer: str) -> list[Path]:
+    """The files a redrawing depends on besides its sidecar: the render function's module, the restyling and
+    style code and the style sheets."""
+    import importlib
+    from stagewise.core.figures import restyle, styles
+    module = Path(importlib.import_module(renderer.split(":")[0]).__file__)
+    return [module, Path(restyle.__file__), Path(styles.__file__), *sorted(styles.SHEETS_DIR.glob("*.mplstyle"))]
+
+
 def export_files(figure: BookFigure, target: Path) -> dict[str, str]:
     """Copy and render the figure's downloads into ``target`` (``_build/html/figures/<chapter>``); returns their
     file names by kind. Talk renderings are redrawn only when the sidecar is newer than them."""
@@ -106,22 +117,21 @@ def export_files(figure: BookFigure, target: Path) -> dict[str, str]:
     for fmt in ("pdf", "svg", "png"):
         shutil.copy2(figure.folder / f"{figure.stem}.{fmt}", target / f"{figure.stem}.{fmt}")
         names[fmt] = f"{figure.stem}.{fmt}"
-    dark = figure.folder / "dark" / f"{figure.stem}.png"
-    if dark.is_file():
-        shutil.copy2(dark, target / f"{figure.stem}.dark.png")
-        names["dark"] = f"{figure.stem}.dark.png"
     source = figure.folder / f"{figure.stem}.npz"
     data = None
     provenance = {k: v for k, v in figure.meta.items() if k not in ("sidecar", "figure")}
-    for name in TALK_STYLES:
-        out = target / f"{figure.stem}.{name}.png"
-        if not _newer(out, source):
+    # the dark theme's image and the talk renderings, drawn from the sidecar (restyle.draw lifts dim data colours),
+    # again when the sidecar or the drawing code is newer than them
+    code = _drawing_code(str(figure.meta["sidecar"].get("render", "")) or "stagewise")
+    for name, suffix in ((DARK_STYLE, "dark"), *((t, t) for t in TALK_STYLES)):
+        out = target / f"{figure.stem}.{suffix}.png"
+        if not all(_newer(out, path) for path in (source, *code)):
             data = data or sidecar.read(figure.folder, figure.stem)
             style = styles.resolve(name)
             fig = restyle.draw(data, style)
-            save(fig, f"{figure.stem}.{name}", target, provenance, style, ("png",))
+            save(fig, f"{figure.stem}.{suffix}", target, provenance, style, ("png",))
             plt.close(fig)
-        names[name] = out.name
+        names[suffix] = out.name
     csv_path = target / f"{figure.stem}.csv"
     if not _newer(csv_path, source):
         write_csv(figure, csv_path)

@@ -101,8 +101,13 @@ def join_pages(html_dir: Path, pages: list[str], meta: dict[str, str]) -> tuple[
         entries.append(Entry(1, title, key))
         for h2 in article.find_all("h2"):
             section = h2.find_parent("section")
-            if section is not None and section.get("id"):
-                entries.append(Entry(2, h2.get_text(" ", strip=True).rstrip("#").strip(), section["id"]))
+            if section is None or not section.get("id"):
+                continue
+            if not _prints_something(section, h2):     # a heading over code cells only: nothing under it on paper
+                section.decompose()
+                continue
+            h2["id"] = section["id"] + "-heading"       # the contents point at the heading, not the section's top
+            entries.append(Entry(2, h2.get_text(" ", strip=True).rstrip("#").strip(), h2["id"]))
         bodies.append(f'<section class="stagewise-print-page" id="{key}">{article.decode_contents()}</section>')
     head = head_soup.head.decode_contents()
     body = (_title_page(meta) + '<nav class="stagewise-print-toc" id="contents"><h1>Contents</h1>'
@@ -110,6 +115,15 @@ def join_pages(html_dir: Path, pages: list[str], meta: dict[str, str]) -> tuple[
     return (f"<!DOCTYPE html><html lang=\"en\" data-theme=\"light\"><head>{head}<style>{PRINT_CSS}</style></head>"
             f'<body><main class="bd-main"><div class="bd-content"><div class="bd-article-container">'
             f'<article class="bd-article">{body}</article></div></div></main></body></html>'), entries
+
+
+def _prints_something(section, heading) -> bool:
+    """Whether ``section`` shows anything in print besides its heading (code cells' sources are not printed)."""
+    import copy
+    clone = copy.copy(section)
+    for tag in clone.find_all(["h2"], limit=1) + clone.find_all(class_=["cell_input", "above-input"]):
+        tag.decompose()
+    return bool(clone.get_text(strip=True)) or clone.find(["img", "table", "mjx-container"]) is not None
 
 
 def _title_page(meta: dict[str, str]) -> str:
@@ -149,7 +163,92 @@ img.only-light { display: inline !important; }
 details.above-input, details.below-input, .cell_input { display: none; }
 pre, table, div.cell_input, div.highlight, figure { page-break-inside: avoid; }
 h1, h2, h3, h4 { break-after: avoid; page-break-after: avoid; break-inside: avoid; }
+/* the theme hides a page's first heading in print (its print header shows the title): a chapter opens with it */
+.stagewise-print-page h1 { display: block !important; margin: 0 0 5mm; }
+/* the mutation catalogues in print: one block per bug (its line of facts, then what it is), not seven columns
+   crushed into the width of a page; the matrices in a compact type */
+table.stagewise-power { font-size: 0.78em; }
+table.stagewise-matrix :is(td, th) { padding: 0.1em 0.12em; }
+table.stagewise-power:not(.stagewise-matrix), table.stagewise-power:not(.stagewise-matrix) tbody { display: block; }
+table.stagewise-power:not(.stagewise-matrix) thead { display: none; }
+table.stagewise-power:not(.stagewise-matrix) tr { display: block; break-inside: avoid; padding: 1.2mm 0;
+  border-bottom: 0.3pt solid #bbb; }
+table.stagewise-power:not(.stagewise-matrix) td { display: inline; border: 0; padding: 0 0.5em 0 0; }
+table.stagewise-power:not(.stagewise-matrix) td:first-child { font-weight: 600; }
+table.stagewise-power:not(.stagewise-matrix) td:nth-child(4) { display: block; width: auto; padding: 0.5mm 0; }
+table.stagewise-power:not(.stagewise-matrix) td:nth-child(5)::before { content: "replaces "; }
+.bd-article table.table { font-size: 0.85em; }
 """
+
+#: The printed column's width in CSS px (A4 less the margins), on a portrait and on a landscape (``wide``) page,
+#: and the height a table row may take at most: a quarter of a page, so that a page holds a few rows at least.
+COLUMN_PX = {"portrait": round((210 - 32) / 25.4 * 96), "wide": round((297 - 32) / 25.4 * 96)}
+ROW_MAX_PX = {"portrait": round((297 - 40) / 25.4 * 96 / 4), "wide": round((210 - 40) / 25.4 * 96 / 4)}
+
+_TABLE_FACTS = """(wide) => {
+  const faults = [];
+  for (const table of document.querySelectorAll('table')) {
+    if (table.offsetParent === null || (getComputedStyle(table).page === 'wide') !== wide) continue;
+    const where = (table.closest('section.stagewise-print-page') || {}).id || 'the document';
+    const rows = [...table.rows];
+    const tallest = Math.max(0, ...rows.map(r => r.getBoundingClientRect().height));
+    if (tallest > %(row)s) faults.push(`a row ${Math.round(tallest)} px tall (a page holds fewer than 4) in a table of ${where}`);
+    const column = (table.closest('article') || document.body).getBoundingClientRect().right;
+    if (table.getBoundingClientRect().right > column + 2) faults.push(`a table past the printed column in ${where}`);
+    for (const cell of table.querySelectorAll('td, th')) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement.closest('mjx-container')) continue;
+        for (const m of node.data.matchAll(/[^\\s\\/\\u2013\\u2014-]{2,}/g)) {  // a hyphen or a slash may break
+          const range = document.createRange();
+          range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+          const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+          if (lines.size > 1) faults.push(`a column narrower than the word "${m[0]}" in a table of ${where}`);
+        }
+      }
+    }
+  }
+  return faults;
+}"""
+
+
+def table_faults(browser, url: str) -> list[str]:
+    """Tables of the print document at ``url`` as they print: each measured at the width of the page it prints
+    on (portrait, or landscape for ``page: wide``), with print styles. A fault: a column narrower than one of its
+    words (the word breaks inside), a row taller than a quarter of a page, a table past the column."""
+    from stagewise.core.book.browser import _open
+    faults: list[str] = []
+    for kind in ("portrait", "wide"):
+        context = browser.new_context(viewport={"width": COLUMN_PX[kind], "height": 1000})
+        page = context.new_page()
+        page.emulate_media(media="print")
+        _open(page, url)
+        script = _TABLE_FACTS % {"row": ROW_MAX_PX[kind], "column": COLUMN_PX[kind]}
+        faults += [f"{kind} page: {f}" for f in page.evaluate(script, kind == "wide")]
+        context.close()
+    return faults
+
+
+def heading_faults(reader, entries: list[Entry]) -> list[str]:
+    """Sections whose heading is not whole on its page, or ends its page (printed without what follows)."""
+    import unicodedata
+    faults = []
+    for entry in entries:
+        if entry.level != 2 or not entry.page:
+            continue
+        text = unicodedata.normalize("NFKC", reader.pages[entry.page - 1].extract_text() or "")
+        flat = re.sub(r"(\w)- (\w)", r"\1-\2", " ".join(text.split()))       # a hyphen the extraction split
+        pieces = [" ".join(p.split()) for p in re.split(r"\\\(.*?\\\)", unicodedata.normalize("NFKC", entry.title))]
+        at = 0                                      # the heading's words in order, its math left out
+        for piece in filter(None, pieces):
+            at = flat.find(piece, at) if at >= 0 else -1
+            at = at + len(piece) if at >= 0 else -1
+        if at < 0:
+            faults.append(f"heading split over two pages: {entry.title!r} (page {entry.page})")
+        elif len(flat[at:].strip()) < 80:
+            faults.append(f"heading at the foot of page {entry.page}, apart from its section: {entry.title!r}")
+    return faults
+
 
 
 def _outline_pages(pdf: bytes, entries: list[Entry]) -> None:
@@ -171,19 +270,23 @@ def _print(browser, url: str, **options) -> bytes:
     from stagewise.core.book.browser import _open
     page = browser.new_page()
     _open(page, url)                    # loaded, and MathJax has typeset every formula
-    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = false)")
+    # code cells stay folded; the dropdowns of the text (stored runs, derivations) print open
+    page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = d.matches('.sd-dropdown'))")
     blob = page.pdf(format="A4", print_background=True, tagged=True, margin=MARGIN, **options)
     page.close()
     return blob
 
 
-def _overlay(browser, running: list[str], numbers: list[str]) -> bytes:
-    """One A4 page per book page, empty but for its running title (top) and page number (foot)."""
-    cells = "".join(f'<div class="p"><div class="h">{_html.escape(r)}</div><div class="f">{n}</div></div>'
-                    for r, n in zip(running, numbers))
-    doc = ("<!DOCTYPE html><html><head><style>@page { size: A4; margin: 0 } body { margin: 0; font: 8.5pt "
+def _overlay(browser, running: list[str], numbers: list[str], wide: list[bool]) -> bytes:
+    """One A4 page per book page (landscape where the book's page is), empty but for its running title (top) and
+    page number (foot)."""
+    cells = "".join(f'<div class="p{" w" if w else ""}"><div class="h">{_html.escape(r)}</div><div class="f">{n}</div></div>'
+                    for r, n, w in zip(running, numbers, wide))
+    doc = ("<!DOCTYPE html><html><head><style>@page { size: A4; margin: 0 } @page wide { size: A4 landscape; "
+           "margin: 0 } body { margin: 0; font: 8.5pt "
            "'DejaVu Sans', sans-serif; color: #555 } .p { position: relative; height: 296.9mm; page-break-after: "
-           "always; overflow: hidden } .h { position: absolute; top: 9mm; left: 16mm; right: 16mm; text-align: "
+           "always; overflow: hidden } .p.w { page: wide; height: 209.9mm } "
+           ".h { position: absolute; top: 9mm; left: 16mm; right: 16mm; text-align: "
            "right; font-style: italic; border-bottom: 0.3pt solid #bbb; padding-bottom: 1mm } .h:empty { border: 0 } "
            ".f { position: absolute; bottom: 9mm; left: 0; right: 0; text-align: center }</style></head>"
            f"<body>{cells}</body></html>")
@@ -195,7 +298,8 @@ def _overlay(browser, running: list[str], numbers: list[str]) -> bytes:
 
 
 def print_book(root: Path, out: Path | None = None) -> str:
-    """The built book of ``root`` into ``out`` (default ``_build/pdf/learning-in-stages.pdf``); a one-line summary.
+    """The built book of ``root`` into ``out`` (default ``_build/pdf/learning-in-stages.pdf``); a one-line summary,
+    which names every layout fault of the print (:func:`table_faults`, :func:`heading_faults`).
     :class:`FileNotFoundError` if the book is not built."""
     import logging
     from pypdf import PdfReader, PdfWriter
@@ -230,7 +334,9 @@ def print_book(root: Path, out: Path | None = None) -> str:
                 on_start = any(p == number for p, _ in starts)
                 running.append("" if number <= 2 or on_start or not current else current[-1])
                 numbers.append("" if number == 1 else str(number))
-            overlay = PdfReader(io.BytesIO(_overlay(chromium, running, numbers)))
+            wide = [float(p.mediabox.width) > float(p.mediabox.height) for p in reader.pages]
+            overlay = PdfReader(io.BytesIO(_overlay(chromium, running, numbers, wide)))
+            faults = table_faults(chromium, base_url + PRINT_NAME) + heading_faults(reader, entries)
     finally:
         printable.unlink(missing_ok=True)
     writer = PdfWriter(clone_from=reader)
@@ -259,4 +365,5 @@ def print_book(root: Path, out: Path | None = None) -> str:
     os.replace(tmp, out)
     missing = [e.title for e in entries if e.level == 1 and e.page is None]
     note = f"; no page found for {', '.join(missing)}" if missing else ""
+    note += f"; {len(faults)} layout faults: " + "; ".join(faults) if faults else ""
     return f"{out} ({len(writer.pages)} pages, {time.time() - started:.0f} s{note})"

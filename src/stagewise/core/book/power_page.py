@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from stagewise.core.book import typeset
 from stagewise.core.sweep import power
 from stagewise.core.run.provenance import chapter_code_fingerprint
 from stagewise.core.run.registry import PROJECT_ROOT, all_chapters
@@ -22,11 +23,11 @@ CELL = {power.KILLED: "K", power.SURVIVED: ".", "not run": "n", "not reproduced 
 
 
 def _cell(text: str) -> str:
-    """A cell as HTML: escaped, with `code` spans kept as code."""
+    """A cell as HTML: escaped, `code` spans kept as code, the formulas of the rest typeset (:mod:`.typeset`)."""
     import html
-    import re
-    escaped = html.escape(" ".join(str(text).replace("``", "`").split()))   # docstrings write ``code`` (reST)
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    flat = " ".join(str(text).replace("``", "`").split())     # docstrings write ``code`` (reST)
+    return "".join(f"<code>{html.escape(part)}</code>" if i % 2 else typeset.html(part)
+                   for i, part in enumerate(flat.split("`")))
 
 
 def _first_paragraph(doc: str) -> str:

@@ -84,7 +84,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="validate the parameters and the run folder, print them as JSON, run nothing")
     b = sub.add_parser(
         "book", help="execute stale chapters and build the HTML book",
-        description="Execute every chapter whose code changed (chapter, src/, requirements) into "
+        description="Execute every chapter whose inputs changed (its source, the code it runs, the style sheets, "
+                    "the requirements) into "
                     "book/executed/<chapter>, then build _build/html with warnings as errors.")
     b.add_argument("--force", nargs="?", const=FORCE_ALL, action="append", default=[], metavar="CHAPTER",
                    help="execute CHAPTER again even if it is up to date (repeatable); alone: every chapter")

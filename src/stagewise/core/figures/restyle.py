@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from stagewise.core.figures import sidecar
 from stagewise.core.figures import styles
 from stagewise.core.figures.export import FORMATS, save
@@ -88,10 +90,78 @@ def renderer(name: str):
 
 
 def draw(figure: sidecar.FigureData, style: styles.Style):
-    """The figure, drawn by its render function in ``style`` (the caller saves it inside ``style.context()``)."""
+    """The figure, drawn by its render function in ``style`` (the caller saves it inside ``style.context()``); on a
+    dark style, every data colour lifted to a contrast of :data:`MIN_DATA_CONTRAST` (:func:`lift_dark_colours`)."""
     render = renderer(figure.renderer)
     with style.context():
-        return style.finish(render(figure.data, style))
+        fig = style.finish(render(figure.data, style))
+    return lift_dark_colours(fig) if style.dark else fig
+
+
+#: The least contrast a data colour (line, marker, bar, point) may have with the background it is drawn on, on a
+#: dark style: WCAG's ratio for graphics. A render function picks its colours for the light page (a sequential
+#: map ending in a dark blue, say), which a dark background swallows.
+MIN_DATA_CONTRAST = 3.0
+
+
+def _data_colours(fig):
+    """(artist, property, colour, background) for every data colour of the drawn figure: lines and their markers,
+    points, collections and patches with their axes' background (not the axes' and legend's own frames); fills
+    lighter than half opaque are shading, and fills of the background's colour are masks, not data."""
+    import matplotlib as mpl
+    from matplotlib import colors as mcolors
+    for axes in fig.axes:
+        background = axes.patch.get_facecolor()
+        frames = {axes.patch} | ({axes.get_legend().legendPatch} if axes.get_legend() else set())
+        for artist in axes.findobj(lambda a: a.get_visible() and a not in frames):
+            if isinstance(artist, mpl.lines.Line2D) and artist.get_linestyle() not in ("None", "none", ""):
+                yield artist, "color", mcolors.to_rgba(artist.get_color(), artist.get_alpha()), background
+            if isinstance(artist, mpl.lines.Line2D) and artist.get_marker() not in (None, "None", "none", ""):
+                for prop in ("markerfacecolor", "markeredgecolor"):
+                    colour = mcolors.to_rgba(getattr(artist, f"get_{prop}")(), artist.get_alpha())
+                    if colour[3] > 0:
+                        yield artist, prop, colour, background
+            elif isinstance(artist, (mpl.collections.Collection, mpl.patches.Patch)) and not isinstance(
+                    artist, mpl.text.Text):
+                for prop in ("facecolor", "edgecolor"):
+                    colours = np.atleast_2d(mcolors.to_rgba_array(getattr(artist, f"get_{prop}")()))
+                    for colour in colours:      # a fill of the background's own colour masks, it is no data
+                        if colour[3] >= 0.5 and styles.contrast_ratio(colour[:3], background) > 1.05:
+                            yield artist, prop, tuple(colour), background
+
+
+def _lifted(colour, background) -> tuple:
+    """``colour`` mixed with white, just enough for :data:`MIN_DATA_CONTRAST` against ``background``."""
+    rgb, alpha = np.array(colour[:3]), colour[3]
+    for t in np.linspace(0, 1, 41):
+        mixed = rgb + t * (1 - rgb)
+        if styles.contrast_ratio(mixed, background) >= MIN_DATA_CONTRAST:
+            return (*mixed, alpha)
+    return (1.0, 1.0, 1.0, alpha)
+
+
+def lift_dark_colours(fig):
+    """Lighten, in place, every data colour of ``fig`` whose contrast with its axes' background is under
+    :data:`MIN_DATA_CONTRAST` (hue kept, mixed with white); returns ``fig``."""
+    from matplotlib import colors as mcolors
+    for artist, prop, colour, background in list(_data_colours(fig)):
+        if styles.contrast_ratio(colour[:3], background) >= MIN_DATA_CONTRAST:
+            continue
+        new = _lifted(colour, background)
+        if prop in ("facecolor", "edgecolor"):
+            current = np.atleast_2d(mcolors.to_rgba_array(getattr(artist, f"get_{prop}")())).copy()
+            current[np.all(np.isclose(current, colour), axis=1)] = new
+            getattr(artist, f"set_{prop}")(current)
+        else:
+            getattr(artist, f"set_{prop}")(new)
+    return fig
+
+
+def dim_data_colours(fig) -> list[str]:
+    """Each data colour of the drawn ``fig`` under :data:`MIN_DATA_CONTRAST` against its background, one line each."""
+    return [f"{type(artist).__name__} {prop} {tuple(round(c, 3) for c in colour[:3])}: contrast "
+            f"{styles.contrast_ratio(colour[:3], background):.2f}:1" for artist, prop, colour, background
+            in _data_colours(fig) if styles.contrast_ratio(colour[:3], background) < MIN_DATA_CONTRAST]
 
 
 def parse_formats(text: str | None) -> tuple[str, ...]:

@@ -1,0 +1,170 @@
+"""Row names typeset as the rest of the page: the ASCII formulas of the runs' row names, shown as math.
+
+A run names its rows in plain ASCII, since ``results.json`` is read by programs and terminals (``eta^2 Q(grad)``,
+``sigma_i(W1)``, ``||beta(T) - X^+ Y||_F``). The book shows those formulas as math. :data:`FORMULAS` maps each
+ASCII formula to what the page shows: text with ``$...$`` math. :func:`pieces` cuts a text into text and math,
+:func:`html` writes it for a raw HTML table, and :func:`ascii_math` finds what still reads as ASCII math.
+
+The Sphinx extension :mod:`stagewise.sphinx.typeset` applies the table to the text of every page. The page test
+(``tests/core/test_pages.py``) fails on a row name with ASCII math left on a verification page, so a new row name
+with a formula needs its entry here.
+"""
+from __future__ import annotations
+
+import html as _html
+import re
+
+#: ASCII formula -> what the page shows (text, with math between dollars). The longest match wins.
+FORMULAS: dict[str, str] = {
+    # hypotheses of the runs (their lines on the verification pages)
+    "C_1 > 0": r"$C_1 > 0$",
+    "eta lambda_max small": r"$\eta \lambda_{\max}$ small",
+    "(gamma sweep)": r"($\gamma$ sweep)",
+    "t=5 -> 30": r"$t = 5 \to 30$",
+    "sigma2/sigma1": r"$\sigma_2/\sigma_1$",
+    "sigma3/sigma1": r"$\sigma_3/\sigma_1$",
+    "ex1_widths": r"$\texttt{ex1\_widths}$",
+    "alpha small enough": r"$\alpha$ small enough",
+    "alpha < alpha_0(t)": r"$\alpha < \alpha_0(t)$",
+    "1/ln(1/gamma)": r"$1/\ln(1/\gamma)$",
+    "smallest lambda": r"smallest $\lambda$",
+    "(eta^2 delta^2 / 2)": r"$(\eta^2 \delta^2 / 2)$",
+    "delta =": r"$\delta$ =",
+    "rank >= 2": r"rank $\ge 2$",
+    "2 d_h < d_emb": r"$2 d_h < d_{\text{emb}}$",
+    # conservation-laws
+    "~ eta^1": r"$\sim \eta^1$",
+    "deep_relu": "deep ReLU",
+    "drift / eta": r"drift / $\eta$",
+    "Q(grad L)": r"$Q(\nabla L)$",
+    "eta^2 Q(grad)": r"$\eta^2 Q(\nabla L)$",
+    "u^2 - v^2": r"$u^2 - v^2$",
+    "u^2 + v^2": r"$u^2 + v^2$",
+    "prod(1 - eta^2 g^2)": r"$\prod (1 - \eta^2 g^2)$",
+    "|a_j(0)| >= ||w_j(0)||": r"$|a_j(0)| \ge \|w_j(0)\|$",
+    "I_gamma": r"$I_\gamma$",
+    "Z1^T Z1 - Z2 Z2^T = 2 gamma I_d": r"$Z_1^\top Z_1 - Z_2 Z_2^\top = 2\gamma I_d$",
+    "eta -> 0": r"$\eta \to 0$",
+    "O(eta)": r"$O(\eta)$",
+    "eta -> eta/2": r"$\eta \to \eta/2$",
+    "in eta": r"in $\eta$",
+    "GD -> beta-ODE": r"GD $\to$ $\beta$-ODE",
+    "(sigma tail": r"($\sigma$ tail",
+    "~ 1/ln(1/gamma)": r"$\sim 1/\ln(1/\gamma)$",
+    # diagonal-incremental
+    "theta^k": r"$\theta^k$",
+    "finite-alpha": r"finite-$\alpha$",
+    "theta_0": r"$\theta_0$",
+    "c_n = c_0 prod(1 - eta^2 g^2)": r"$c_n = c_0 \prod (1 - \eta^2 g^2)$",
+    "x_3": r"$x_3$",
+    "smallest alpha": r"smallest $\alpha$",
+    # escape-speed
+    "σ_max(G Xᵀ)": r"$\sigma_{\max}(G X^\top)$",
+    "max ρ_nt(W_ℓ), ℓ ≥ 2": r"$\max_{\ell \ge 2} \rho_{\mathrm{nt}}(W_\ell)$",
+    "ŝ never exceeds |G|_F |X|_F": r"$\hat s$ never exceeds $\|G\|_F \|X\|_F$",
+    "ŝ inside the bracket ‖Gv‖‖u‖ ∓ ‖G‖_F ε (|ŝ − ‖Gv‖‖u‖| / ‖G‖_F ε)":
+        r"$\hat s$ inside the bracket $\|Gv\|\|u\| \mp \|G\|_F\,\varepsilon$ "
+        r"($|\hat s - \|Gv\|\|u\|| / \|G\|_F\,\varepsilon$)",
+    "max ρ_nt(W_ℓ), ρ_nt(Z^σ_ℓ), ν_ℓ": r"$\max \rho_{\mathrm{nt}}(W_\ell), \rho_{\mathrm{nt}}(Z^\sigma_\ell), \nu_\ell$",
+    "max ρ_nt(Z^σ_ℓ), ν_ℓ, ℓ ≥ 3": r"$\max_{\ell \ge 3} \rho_{\mathrm{nt}}(Z^\sigma_\ell), \nu_\ell$",
+    "GF on L0": r"GF on $L_0$",
+    "u' = s u^(L−1)": r"$u' = s\, u^{L-1}$",
+    # linear-riccati
+    "per gamma": r"per $\gamma$",
+    "at eta/2 / (2 e_1 + floor)": r"at $\eta/2$ / $(2 e_1 + \text{floor})$",
+    "at eta/2": r"at $\eta/2$",
+    "sigma_i(W1)": r"$\sigma_i(W_1)$",
+    "sigma(W1)": r"$\sigma(W_1)$",
+    "sqrt(2 gamma)": r"$\sqrt{2\gamma}$",
+    "(eta s (1 + s t))": r"$(\eta s (1 + s t))$",
+    "(eta sigma_max sqrt(sigma_max^2 + gamma^2) (1 + ln+ 1/gamma))":
+        r"$(\eta\, \sigma_{\max} \sqrt{\sigma_{\max}^2 + \gamma^2}\, (1 + \ln_+ 1/\gamma))$",
+    "over gamma": r"over $\gamma$",
+    "W1 W1^T = gamma I + sqrt(gamma^2 I + beta beta^T)": r"$W_1 W_1^\top = \gamma I + \sqrt{\gamma^2 I + \beta \beta^\top}$",
+    "loss / (D_psi / (sqrt(2 gamma) t))": r"loss / $(D_\psi / (\sqrt{2\gamma}\, t))$",
+    "max over t": r"max over $t$",
+    "(eta^2 lambda_max (1 + ln+ 1/gamma_min))": r"$(\eta^2 \lambda_{\max} (1 + \ln_+ 1/\gamma_{\min}))$",
+    "- V* >= 0": r"$- V^* \ge 0$",
+    "(objective - V*) / (||D||_F^2 / (8 gamma))": r"(objective $- V^*$) / $(\|D\|_F^2 / (8\gamma))$",
+    "||beta(T) - X^+ Y||_F": r"$\|\beta(T) - X^+ Y\|_F$",
+    "all gammas": r"all $\gamma$",
+    "d/dt asinh(sigma/gamma)/2 = u^T R v": r"$\frac{d}{dt} \frac{1}{2} \operatorname{asinh}(\sigma/\gamma) = u^\top R v$",
+    "GD -> dual": r"GD $\to$ dual",
+    "k=1": r"$k = 1$",
+    "U^T beta V": r"$U^\top \beta V$",
+    "gamma >= 1e-4": r"$\gamma \ge 10^{-4}$",
+    "loss / (L(0) exp(-4 gamma lambda_min t))": r"loss / $(L(0)\, e^{-4 \gamma \lambda_{\min} t})$",
+    "t_1/2 - ln(2 sigma/gamma)/(2 sigma) = -gamma/(2 sigma^2) + O(gamma^2 ln)":
+        r"$t_{1/2} - \ln(2\sigma/\gamma)/(2\sigma) = -\gamma/(2\sigma^2) + O(\gamma^2 \ln)$",
+    "2 gamma prod(1 - eta^2 r^2)": r"$2\gamma \prod (1 - \eta^2 r^2)$",
+    "eps * steps * sigma_max": r"$\varepsilon \cdot \text{steps} \cdot \sigma_{\max}$",
+    # relu-orthogonal
+    "x log(1/lambda)": r"$\times \log(1/\lambda)$",
+    "L^(K)": r"$L^{(K)}$",
+    "lambda^4 over lambda": r"$\lambda^4$ over $\lambda$",
+    "||theta||^2/(||y||_inf sqrt n) in ln n (n in [2^12, 2^14])":
+        r"$\|\theta\|^2/(\|y\|_\infty \sqrt{n})$ in $\ln n$ ($n \in [2^{12}, 2^{14}]$)",
+    "largest lambda": r"largest $\lambda$",
+    "norm >= minimal": r"norm $\ge$ minimal",
+    "m>=1024": r"$m \ge 1024$",
+    "(m+1)/3": r"$(m+1)/3$",
+    "1/sqrt(fan_in)": r"$1/\sqrt{\text{fan\_in}}$",
+    "1/fan_in": r"$1/\text{fan\_in}$",
+    # transformer-rank
+    "alpha^2 b^2 / 3": r"$\alpha^2 b^2 / 3$",
+    "vs sigma^2": r"vs $\sigma^2$",
+    "/ tau)": r"/ $\tau$)",
+    "W_K W_Q^T": r"$W_K W_Q^\top$",
+    "W_V W_O^T": r"$W_V W_O^\top$",
+    "(eta s_{T-1} B_T + float32 rounding)": r"$(\eta\, s_{T-1} B_T +$ float32 rounding)",
+    "max |W(T) - W(T-1)|": r"$\max |W(T) - W(T-1)|$",
+}
+
+_WORD = re.compile(r"\w")
+
+
+def _pattern() -> re.Pattern:
+    """One alternation of every formula, longest first; a formula that starts (ends) with a letter or digit
+    matches only where a word starts (ends)."""
+    parts = []
+    for key in sorted(FORMULAS, key=len, reverse=True):
+        before = r"(?<!\w)" if _WORD.match(key[0]) else ""
+        after = r"(?!\w)" if _WORD.match(key[-1]) else ""
+        parts.append(before + re.escape(key) + after)
+    return re.compile("|".join(parts))
+
+
+_FORMULA = _pattern()
+
+
+def pieces(text: str) -> list[tuple[bool, str]]:
+    """``text`` as (is_math, string) pieces, each known formula replaced by what the page shows."""
+    out: list[tuple[bool, str]] = []
+    at = 0
+    for match in _FORMULA.finditer(text):
+        if match.start() > at:
+            out.append((False, text[at:match.start()]))
+        for i, part in enumerate(FORMULAS[match.group(0)].split("$")):
+            if part:
+                out.append((i % 2 == 1, part))
+        at = match.end()
+    if at < len(text):
+        out.append((False, text[at:]))
+    return out
+
+
+def html(text: str) -> str:
+    """``text`` for raw HTML: escaped, its formulas as Sphinx writes inline math (MathJax typesets it)."""
+    return "".join(f'<span class="math notranslate nohighlight">\\({_html.escape(s)}\\)</span>' if math
+                   else _html.escape(s) for math, s in pieces(text))
+
+
+#: What reads as ASCII math in running text: a subscript or superscript written with _ or ^, sqrt( or a ||norm||,
+#: a Greek letter spelt out, an ASCII arrow or inequality.
+ASCII_MATH = re.compile(r"[A-Za-z][A-Za-z0-9]*_[{A-Za-z0-9*]|[\w)}*+]\^|sqrt\(|\|\||->|<=|>="
+                        r"|(?<![A-Za-z])(?:eta|gamma|sigma|beta|theta|lambda|alpha|tau|psi|epsilon|rho)(?![A-Za-z])")
+
+
+def ascii_math(text: str) -> list[str]:
+    """The ASCII math left in ``text`` once its formulas are typeset (empty: none)."""
+    return [m.group(0) for math, s in pieces(text) if not math for m in ASCII_MATH.finditer(s)]

@@ -1,0 +1,39 @@
+"""The formulas of row and hypothesis names, typeset (stagewise.core.book.typeset): every row name of the stored runs and of the
+book's executions reads without ASCII math once typeset; a formula the table does not know is reported (control)."""
+import json
+
+import pytest
+
+from conftest import ROOT
+from stagewise.core.book import typeset
+
+
+def _row_names() -> set[str]:
+    files = list((ROOT / "book" / "paper-scale").glob("*/results.json"))
+    files += list((ROOT / "book" / "executed").glob("*/results.json"))
+    runs = [json.loads(f.read_text()) for f in files]
+    return {row["name"] for r in runs for row in r["checks"] + r.get("claims", []) + r.get("hypotheses", [])}
+
+
+def test_every_row_name_reads_as_math():
+    names = _row_names()
+    assert len(names) > 40                              # the stored runs alone hold that many
+    left = {n: typeset.ascii_math(n) for n in names if typeset.ascii_math(n)}
+    assert not left, left
+
+
+@pytest.mark.parametrize("text, formula", [
+    ("diagonal drift ~ eta^1 (seed 0)", r"\sim \eta^1"),
+    ("Thm 3.1: ||beta(T) - X^+ Y||_F, all gammas and seeds", r"\|\beta(T) - X^+ Y\|_F"),
+    ("the bound 1/sqrt(fan_in)", r"1/\sqrt{\text{fan\_in}}"),
+])
+def test_a_known_formula_becomes_math(text, formula):
+    assert (True, formula) in typeset.pieces(text) and not typeset.ascii_math(text)
+    assert f'<span class="math notranslate nohighlight">\\({formula}\\)</span>' in typeset.html(text)
+
+
+def test_unknown_ascii_math_is_reported_and_words_are_left_alone():
+    assert typeset.ascii_math("the change of W_Q^T grows as beta -> 0") == ["W_Q", "beta", "->"]
+    assert typeset.pieces("betamax and etac are words; in etas too") == [
+        (False, "betamax and etac are words; in etas too")]      # a formula only where a word starts and ends
+    assert typeset.html("a < b") == "a &lt; b"
