@@ -33,7 +33,18 @@ def test_a_known_formula_becomes_math(text, formula):
 
 
 def test_unknown_ascii_math_is_reported_and_words_are_left_alone():
-    assert typeset.ascii_math("the change of W_Q^T grows as beta -> 0") == ["W_Q", "beta", "->"]
+    assert typeset.ascii_math("the fit in 1/log(1/x)^2 at eta_rate") == [")^", "eta_r"]
     assert typeset.pieces("betamax and etac are words; in etas too") == [
         (False, "betamax and etac are words; in etas too")]      # a formula only where a word starts and ends
     assert typeset.html("a < b") == "a &lt; b"
+
+
+def test_symbols_outside_the_table_are_typeset():
+    """Spelt-out Greek letters, one-letter symbols with sub- and superscripts, norms, roots, max/sum with an
+    index and ASCII inequalities become one formula when only spaces separate them; code names are left alone."""
+    assert typeset.pieces("with eta lambda_max <= 1/2") == [(False, "with "), (True, r"\eta \lambda_{\max} \le"),
+                                                          (False, " 1/2")]
+    assert typeset.pieces("drift of sum_l ||W_l||_F^2 here") == [(False, "drift of "),
+                                                                 (True, r"\sum_l \|W_l\|_F^2"), (False, " here")]
+    assert typeset.pieces("W_Q^T and sqrt(L)") == [(True, r"W_Q^\top"), (False, " and "), (True, r"\sqrt{L}")]
+    assert typeset.pieces("eta_white on x86_64") == [(False, "eta_white on x86_64")]

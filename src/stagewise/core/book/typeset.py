@@ -109,6 +109,7 @@ FORMULAS: dict[str, str] = {
     "m>=1024": r"$m \ge 1024$",
     "(m+1)/3": r"$(m+1)/3$",
     "1/sqrt(fan_in)": r"$1/\sqrt{\text{fan\_in}}$",
+    "sqrt(1/fan_in)": r"$\sqrt{1/\text{fan\_in}}$",
     "1/fan_in": r"$1/\text{fan\_in}$",
     # transformer-rank
     "alpha^2 b^2 / 3": r"$\alpha^2 b^2 / 3$",
@@ -137,20 +138,92 @@ def _pattern() -> re.Pattern:
 _FORMULA = _pattern()
 
 
+#: The Greek letters a run spells out, and the words of a subscript that are operators.
+GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "lambda", "mu", "nu", "rho", "sigma", "tau",
+         "psi")
+_SUB = rf"(?:_(max|min|{'|'.join(GREEK)}|\{{[^}}]+\}}|[A-Za-z0-9*]))?"
+#: One symbol outside the table: a spelt-out Greek letter or a single letter (or a letter and a digit, ``Z1``), with
+#: a subscript (one character, a
+#: Greek letter, ``max``/``min`` or braced) and a numeric or one-letter power; max, min, sum or prod with a
+#: one-letter subscript; a norm ``||...||``; ``sqrt(...)``; a power of a number (``2^12``); or an ASCII arrow or inequality between spaces. A longer
+#: identifier (``eta_white``, ``x86_64``) is code, not a symbol, and is left alone.
+_ATOM = re.compile(rf"(?<![\w\\])(?:({'|'.join(GREEK)})|([A-Za-z]\d?)(?=[_^])){_SUB}(?:\^(\d+|[A-Za-z]))?(?![\w])"
+                   r"|(?<= )(->|<=|>=)(?= )"
+                   r"|(?<![\w\\])(max|min|sum|prod)_([A-Za-z])(?![\w])"
+                   r"|\|\|([^|]{1,40}?)\|\|(_F|_\w)?(\^\d)?"
+                   r"|(?<![\w\\])sqrt\(([^()]{1,30})\)"
+                   r"|(?<![\w.])(\d+)\^(\d+)(?![\w])")
+_OPERATOR = {"->": r"\to", "<=": r"\le", ">=": r"\ge"}
+
+
+def _tex(text: str) -> str:
+    """Plain text read as the inside of a formula: its symbols typeset, the rest as it is."""
+    return "".join(s for _, s in _symbols(text))
+
+
+def _atom(match: re.Match) -> str:
+    greek, letter, sub, power, operator, big, index, norm, norm_sub, norm_power, root, base, exponent = match.groups()
+    if base is not None:
+        return f"{base}^{{{exponent}}}"
+    if operator:
+        return _OPERATOR[operator]
+    if big:
+        return f"\\{big}_{index}"
+    if norm is not None:
+        return f"\\|{_tex(norm)}\\|" + (norm_sub or "") + (norm_power or "")
+    if root is not None:
+        return f"\\sqrt{{{_tex(root)}}}"
+    tex = f"\\{greek}" if greek else letter if len(letter) == 1 else f"{{{letter[0]}_{letter[1]}}}"   # Z1 is Z_1
+    if sub in ("max", "min"):
+        tex += f"_{{\\{sub}}}"
+    elif sub in GREEK:
+        tex += f"_\\{sub}"
+    elif sub and sub.startswith("{"):
+        tex += "_{" + _tex(sub[1:-1]) + "}"
+    elif sub:
+        tex += "_" + sub
+    return tex + ("^\\top" if power == "T" else f"^{{{power}}}" if power else "")
+
+
+def _symbols(text: str) -> list[tuple[bool, str]]:
+    """The symbols of plain text (:data:`_ATOM`) as math, the rest as text."""
+    out: list[tuple[bool, str]] = []
+    at = 0
+    for match in _ATOM.finditer(text):
+        out += [(False, text[at:match.start()])] if match.start() > at else []
+        out.append((True, _atom(match)))
+        at = match.end()
+    return out + ([(False, text[at:])] if at < len(text) else [])
+
+
+def _merged(parts: list[tuple[bool, str]]) -> list[tuple[bool, str]]:
+    """Neighbouring math pieces with only spaces between them, as one formula."""
+    out: list[tuple[bool, str]] = []
+    for math, s in parts:
+        if math and len(out) >= 2 and out[-2][0] and not out[-1][0] and not out[-1][1].strip():
+            out[-2:] = [(True, out[-2][1] + " " + s)]
+        elif math and out and out[-1][0]:
+            out[-1] = (True, out[-1][1] + " " + s)
+        else:
+            out.append((math, s))
+    return out
+
+
 def pieces(text: str) -> list[tuple[bool, str]]:
-    """``text`` as (is_math, string) pieces, each known formula replaced by what the page shows."""
+    """``text`` as (is_math, string) pieces: each formula of :data:`FORMULAS` replaced by what the page shows, and
+    the symbols of the rest (:data:`_ATOM`) typeset."""
     out: list[tuple[bool, str]] = []
     at = 0
     for match in _FORMULA.finditer(text):
         if match.start() > at:
-            out.append((False, text[at:match.start()]))
+            out += _symbols(text[at:match.start()])
         for i, part in enumerate(FORMULAS[match.group(0)].split("$")):
             if part:
                 out.append((i % 2 == 1, part))
         at = match.end()
     if at < len(text):
-        out.append((False, text[at:]))
-    return out
+        out += _symbols(text[at:])
+    return _merged(out)
 
 
 def html(text: str) -> str:
@@ -168,3 +241,8 @@ ASCII_MATH = re.compile(r"[A-Za-z][A-Za-z0-9]*_[{A-Za-z0-9*]|[\w)}*+]\^|sqrt\(|\
 def ascii_math(text: str) -> list[str]:
     """The ASCII math left in ``text`` once its formulas are typeset (empty: none)."""
     return [m.group(0) for math, s in pieces(text) if not math for m in ASCII_MATH.finditer(s)]
+
+
+def symbols(text: str) -> list[str]:
+    """The symbols of ``text`` that :func:`pieces` would typeset (a page shows none of them as plain text)."""
+    return [m.group(0) for m in _ATOM.finditer(text)]
