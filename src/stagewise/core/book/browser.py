@@ -127,7 +127,27 @@ class PageReport:
         return out
 
 
+#: A JavaScript function: the words of a table cell that the browser split over two lines (the column is narrower
+#: than the word; a break at a hyphen or a slash is fair), typeset math left out. Shared by the page audit and the
+#: print audit (:func:`stagewise.core.book.pdf.table_faults`).
+BROKEN_WORDS_JS = """function brokenWords(cell) {
+  const found = [];
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (node.parentElement.closest('mjx-container')) continue;
+    for (const m of node.data.matchAll(/[^\\s\\/\\u2013\\u2014-]{2,}/g)) {
+      const range = document.createRange();
+      range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+      const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+      if (lines.size > 1) found.push(m[0]);
+    }
+  }
+  return found;
+}
+"""
+
 _PAGE_FACTS = """() => {
+""" + BROKEN_WORDS_JS + """
   const text = document.querySelector('main') ? document.querySelector('main').innerText : document.body.innerText;
   const imgs = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src);
   const links = [...document.querySelectorAll('a[href]')].map(a => a.href);
@@ -146,17 +166,7 @@ _PAGE_FACTS = """() => {
   // a word of a table cell split over two lines: its column is narrower than the word
   const broken = [];
   for (const cell of column.querySelectorAll('table td, table th')) {
-    if (cell.offsetParent === null || broken.length >= 20) continue;
-    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (node.parentElement.closest('mjx-container')) continue;
-      for (const m of node.data.matchAll(/[^\\s\\/\\u2013\\u2014-]{2,}/g)) {  // a hyphen or a slash may break
-        const range = document.createRange();
-        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
-        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
-        if (lines.size > 1) broken.push(m[0]);
-      }
-    }
+    if (cell.offsetParent !== null && broken.length < 20) broken.push(...brokenWords(cell));
   }
   // a display formula that scrolls, or a formula whose right edge passes its block's
   const overflowing = [];

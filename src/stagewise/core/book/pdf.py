@@ -180,52 +180,41 @@ table.stagewise-power:not(.stagewise-matrix) td:nth-child(5)::before { content: 
 .bd-article table.table { font-size: 0.85em; }
 """
 
-#: The printed column's width in CSS px (A4 less the margins), on a portrait and on a landscape (``wide``) page,
-#: and the height a table row may take at most: a quarter of a page, so that a page holds a few rows at least.
-COLUMN_PX = {"portrait": round((210 - 32) / 25.4 * 96), "wide": round((297 - 32) / 25.4 * 96)}
-ROW_MAX_PX = {"portrait": round((297 - 40) / 25.4 * 96 / 4), "wide": round((210 - 40) / 25.4 * 96 / 4)}
+#: The printed column's width in CSS px (A4 less the margins), and the height a table row may take at most: a
+#: quarter of a page, so that a page holds a few rows at least.
+COLUMN_PX = round((210 - 32) / 25.4 * 96)
+ROW_MAX_PX = round((297 - 40) / 25.4 * 96 / 4)
 
-_TABLE_FACTS = """(wide) => {
+def _table_facts() -> str:
+    """The print audit's script: faults of every table as laid out on the printed column."""
+    from stagewise.core.book.browser import BROKEN_WORDS_JS
+    return "() => {\n" + BROKEN_WORDS_JS + """
   const faults = [];
   for (const table of document.querySelectorAll('table')) {
-    if (table.offsetParent === null || (getComputedStyle(table).page === 'wide') !== wide) continue;
+    if (table.offsetParent === null) continue;
     const where = (table.closest('section.stagewise-print-page') || {}).id || 'the document';
-    const rows = [...table.rows];
-    const tallest = Math.max(0, ...rows.map(r => r.getBoundingClientRect().height));
-    if (tallest > %(row)s) faults.push(`a row ${Math.round(tallest)} px tall (a page holds fewer than 4) in a table of ${where}`);
+    const tallest = Math.max(0, ...[...table.rows].map(r => r.getBoundingClientRect().height));
+    if (tallest > """ + str(ROW_MAX_PX) + """) faults.push(`a row ${Math.round(tallest)} px tall (a page holds fewer than 4) in a table of ${where}`);
     const column = (table.closest('article') || document.body).getBoundingClientRect().right;
     if (table.getBoundingClientRect().right > column + 2) faults.push(`a table past the printed column in ${where}`);
-    for (const cell of table.querySelectorAll('td, th')) {
-      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        if (node.parentElement.closest('mjx-container')) continue;
-        for (const m of node.data.matchAll(/[^\\s\\/\\u2013\\u2014-]{2,}/g)) {  // a hyphen or a slash may break
-          const range = document.createRange();
-          range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
-          const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
-          if (lines.size > 1) faults.push(`a column narrower than the word "${m[0]}" in a table of ${where}`);
-        }
-      }
-    }
+    for (const cell of table.querySelectorAll('td, th'))
+      for (const word of brokenWords(cell)) faults.push(`a column narrower than the word "${word}" in a table of ${where}`);
   }
   return faults;
 }"""
 
 
 def table_faults(browser, url: str) -> list[str]:
-    """Tables of the print document at ``url`` as they print: each measured at the width of the page it prints
-    on (portrait, or landscape for ``page: wide``), with print styles. A fault: a column narrower than one of its
-    words (the word breaks inside), a row taller than a quarter of a page, a table past the column."""
+    """Tables of the print document at ``url`` as they print: laid out at the printed column's width with the print
+    styles. A fault: a column narrower than one of its words (the word breaks inside), a row taller than a quarter
+    of a page, a table past the column."""
     from stagewise.core.book.browser import _open
-    faults: list[str] = []
-    for kind in ("portrait", "wide"):
-        context = browser.new_context(viewport={"width": COLUMN_PX[kind], "height": 1000})
-        page = context.new_page()
-        page.emulate_media(media="print")
-        _open(page, url)
-        script = _TABLE_FACTS % {"row": ROW_MAX_PX[kind], "column": COLUMN_PX[kind]}
-        faults += [f"{kind} page: {f}" for f in page.evaluate(script, kind == "wide")]
-        context.close()
+    context = browser.new_context(viewport={"width": COLUMN_PX, "height": 1000})
+    page = context.new_page()
+    page.emulate_media(media="print")
+    _open(page, url)
+    faults = page.evaluate(_table_facts())
+    context.close()
     return faults
 
 
@@ -277,16 +266,13 @@ def _print(browser, url: str, **options) -> bytes:
     return blob
 
 
-def _overlay(browser, running: list[str], numbers: list[str], wide: list[bool]) -> bytes:
-    """One A4 page per book page (landscape where the book's page is), empty but for its running title (top) and
-    page number (foot)."""
-    cells = "".join(f'<div class="p{" w" if w else ""}"><div class="h">{_html.escape(r)}</div><div class="f">{n}</div></div>'
-                    for r, n, w in zip(running, numbers, wide))
-    doc = ("<!DOCTYPE html><html><head><style>@page { size: A4; margin: 0 } @page wide { size: A4 landscape; "
-           "margin: 0 } body { margin: 0; font: 8.5pt "
+def _overlay(browser, running: list[str], numbers: list[str]) -> bytes:
+    """One A4 page per book page, empty but for its running title (top) and page number (foot)."""
+    cells = "".join(f'<div class="p"><div class="h">{_html.escape(r)}</div><div class="f">{n}</div></div>'
+                    for r, n in zip(running, numbers))
+    doc = ("<!DOCTYPE html><html><head><style>@page { size: A4; margin: 0 } body { margin: 0; font: 8.5pt "
            "'DejaVu Sans', sans-serif; color: #555 } .p { position: relative; height: 296.9mm; page-break-after: "
-           "always; overflow: hidden } .p.w { page: wide; height: 209.9mm } "
-           ".h { position: absolute; top: 9mm; left: 16mm; right: 16mm; text-align: "
+           "always; overflow: hidden } .h { position: absolute; top: 9mm; left: 16mm; right: 16mm; text-align: "
            "right; font-style: italic; border-bottom: 0.3pt solid #bbb; padding-bottom: 1mm } .h:empty { border: 0 } "
            ".f { position: absolute; bottom: 9mm; left: 0; right: 0; text-align: center }</style></head>"
            f"<body>{cells}</body></html>")
@@ -334,8 +320,7 @@ def print_book(root: Path, out: Path | None = None) -> str:
                 on_start = any(p == number for p, _ in starts)
                 running.append("" if number <= 2 or on_start or not current else current[-1])
                 numbers.append("" if number == 1 else str(number))
-            wide = [float(p.mediabox.width) > float(p.mediabox.height) for p in reader.pages]
-            overlay = PdfReader(io.BytesIO(_overlay(chromium, running, numbers, wide)))
+            overlay = PdfReader(io.BytesIO(_overlay(chromium, running, numbers)))
             faults = table_faults(chromium, base_url + PRINT_NAME) + heading_faults(reader, entries)
     finally:
         printable.unlink(missing_ok=True)
