@@ -61,3 +61,29 @@ def test_an_unreadable_results_file_makes_its_chapter_stale(tmp_path, monkeypatc
         (tmp_path / "linear-riccati" / "results.json").write_text(content)
         reasons = {p.chapter.name: p.reason for p in book.plan()}
         assert reasons["linear-riccati"] in ("results.json unreadable", "last execution did not complete")
+
+
+def test_the_record_of_a_chapters_inputs_decides_whether_it_runs_again(tmp_path, monkeypatch):
+    """A chapter is up to date when the book's record of its last execution names today's inputs and the results
+    that execution wrote; results written since by anything else, or changed inputs, make it stale; the record
+    lives beside the run folders, never in one."""
+    import hashlib
+    import json as _json
+    monkeypatch.setenv(book.EXECUTED_DIR_ENV, str(tmp_path))
+    chapter = next(c for c in all_chapters() if c.name == "linear-riccati")
+    results = tmp_path / chapter.name / "results.json"
+    results.parent.mkdir()
+    results.write_text(_json.dumps({"status": "complete"}))
+    reason = lambda: {p.chapter.name: p.reason for p in book.plan()}[chapter.name]   # noqa: E731
+    assert reason() == "not executed by a book build (no record of its inputs)"
+    stamp = book.inputs_stamp(chapter.name)
+    assert stamp.parent.parent == tmp_path and stamp.parent != results.parent
+    stamp.parent.mkdir()
+    digest = hashlib.sha256(results.read_bytes()).hexdigest()
+    stamp.write_text(_json.dumps({"book_inputs": book.book_inputs(chapter), "results": digest}))
+    assert reason() is None
+    stamp.write_text(_json.dumps({"book_inputs": "older code", "results": digest}))
+    assert reason() == "code changed (chapter, the code it runs, or requirements)"
+    stamp.write_text(_json.dumps({"book_inputs": book.book_inputs(chapter), "results": digest}))
+    results.write_text(_json.dumps({"status": "complete", "parameters": {"seed": 1}}))   # a run by hand since
+    assert reason() == "executed outside the book build since"

@@ -93,16 +93,25 @@ def staleness(chapter: Chapter, executed: Path | None = None, root: Path = PROJE
     if not isinstance(results, dict) or results.get("status") != "complete":
         return "last execution did not complete"
     try:
-        stamp = json.loads(((executed or executed_dir()) / chapter.name / INPUTS_STAMP).read_text())
+        stamp = json.loads(inputs_stamp(chapter.name, executed).read_text())
     except (OSError, ValueError):
         return "not executed by a book build (no record of its inputs)"
-    if not isinstance(stamp, dict) or stamp.get("book_inputs") != book_inputs(chapter, root):
+    if not isinstance(stamp, dict) or stamp.get("results") != _sha(results_path):
+        return "executed outside the book build since"
+    if stamp.get("book_inputs") != book_inputs(chapter, root):
         return "code changed (chapter, the code it runs, or requirements)"
     return None
 
 
-#: Written into a chapter's executed folder by the book build after the execution succeeded: what it was made from.
-INPUTS_STAMP = "book-inputs.json"
+def inputs_stamp(chapter: str, executed: Path | None = None) -> Path:
+    """Where the book build records what a chapter's last successful execution was made from (:func:`book_inputs`)
+    and which results it wrote: beside the run folders, never inside one (a run's folder holds only its own files)."""
+    return (executed or executed_dir()) / ".book-inputs" / f"{chapter}.json"
+
+
+def _sha(path: Path) -> str:
+    import hashlib
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def book_inputs(chapter: Chapter, root: Path = PROJECT_ROOT) -> str:
@@ -372,7 +381,10 @@ def execute_parallel(plans: list[Plan], jobs: int, say=print) -> list[Execution]
                 done.append(Execution(name, proc.returncode, seconds, message))
                 if proc.returncode == 0:
                     folder, fingerprint = inputs[name]
-                    write_text_atomic(folder / INPUTS_STAMP, json.dumps({"book_inputs": fingerprint}))
+                    stamp = inputs_stamp(name, folder.parent)
+                    stamp.parent.mkdir(exist_ok=True)
+                    write_text_atomic(stamp, json.dumps({"book_inputs": fingerprint,
+                                                         "results": _sha(folder / "results.json")}))
                 verdict = f"done in {seconds:.0f} s" if proc.returncode == 0 else \
                     f"failed (exit {proc.returncode}) after {seconds:.0f} s: {message}"
                 say(f"{name:24s} {verdict}")
