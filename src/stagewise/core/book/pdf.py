@@ -9,7 +9,9 @@ which the second print writes into the table of contents (the numbers have a fix
 same pages make the PDF's outline (bookmarks: chapters, and their sections below them). A third print, of an
 empty page per page of the book, carries the running chapter title at the top and the page number at the foot;
 it is laid over the book with pypdf, which also writes the document's metadata (title, author, subject, keywords,
-creation date).
+creation date). The print is measured as it comes out (:func:`table_faults`, :func:`heading_faults`): the summary
+names every table column narrower than a word, table row taller than a quarter of a page, table past the column,
+and heading split over two pages or left at a page's foot.
 """
 from __future__ import annotations
 
