@@ -459,6 +459,6 @@ def test_row_names_show_their_formulas_as_math(built_book):
         assert not left, (page.name, left[:3])            # every symbol the typesetting knows is typeset
     for page in [*(HTML / "verification").glob("*.html"), HTML / "chapters" / "what-the-checks-can-catch.html"]:
         prose = " ".join(_raw_formulas(page.read_text(), "p, li, td"))
-        assert not [s for s in ("W_K W_Q^T", "1/sqrt(fan_in)", "||beta(T) - X^+ Y||_F") if s in prose], page.name
+        assert not [s for s in ("W_K W_Q^T", "s_{T-1}", "1/sqrt(fan_in)", "||beta(T) - X^+ Y||_F") if s in prose], page.name
     planted = "<ul><li><p><strong>the change of W_Q^T</strong>: pass.</p></li></ul>"
     assert _raw_formulas(planted, "li > p > strong:first-child") == ["the change of W_Q^T"]
