@@ -1,8 +1,9 @@
-"""Typeset the ASCII formulas of the runs' row names wherever a page shows them (:mod:`stagewise.core.book.typeset`).
+"""Typeset the ASCII formulas the runs write (row names, details, hypotheses) wherever a page shows them
+(:mod:`stagewise.core.book.typeset`).
 
-A transform of every document as Sphinx reads it: a text node holding a known formula becomes text and inline math
-nodes, so that MathJax typesets the formula as it does the rest of the page. Code, literal blocks, raw HTML, math
-and titles are left as they are.
+A transform of every document as Sphinx reads it: a text node holding a formula of the table or a symbol of the
+symbol rules becomes text and inline math nodes, so that MathJax typesets it as it does the rest of the page. Code,
+literal blocks, raw HTML, math and titles (which the sidebar shows as plain text) are left as they are.
 """
 from __future__ import annotations
 

@@ -105,7 +105,7 @@ def join_pages(html_dir: Path, pages: list[str], meta: dict[str, str]) -> tuple[
             section = h2.find_parent("section")
             if section is None or not section.get("id"):
                 continue
-            if not _prints_something(section, h2):     # a heading over code cells only: nothing under it on paper
+            if not _prints_something(section):     # a heading over code cells only: nothing under it on paper
                 section.decompose()
                 continue
             h2["id"] = section["id"] + "-heading"       # the contents point at the heading, not the section's top
@@ -119,7 +119,7 @@ def join_pages(html_dir: Path, pages: list[str], meta: dict[str, str]) -> tuple[
             f'<article class="bd-article">{body}</article></div></div></main></body></html>'), entries
 
 
-def _prints_something(section, heading) -> bool:
+def _prints_something(section) -> bool:
     """Whether ``section`` shows anything in print besides its heading (code cells' sources are not printed)."""
     import copy
     clone = copy.copy(section)
@@ -187,6 +187,7 @@ table.stagewise-power:not(.stagewise-matrix) td:nth-child(5)::before { content: 
 COLUMN_PX = round((210 - 32) / 25.4 * 96)
 ROW_MAX_PX = round((297 - 40) / 25.4 * 96 / 4)
 
+
 def _table_facts() -> str:
     """The print audit's script: faults of every table as laid out on the printed column."""
     from stagewise.core.book.browser import BROKEN_WORDS_JS
@@ -239,7 +240,6 @@ def heading_faults(reader, entries: list[Entry]) -> list[str]:
         elif len(flat[at:].strip()) < 80:
             faults.append(f"heading at the foot of page {entry.page}, apart from its section: {entry.title!r}")
     return faults
-
 
 
 def _outline_pages(pdf: bytes, entries: list[Entry]) -> None:

@@ -14,50 +14,36 @@ from __future__ import annotations
 import html as _html
 import re
 
-#: ASCII formula -> what the page shows (text, with math between dollars). The longest match wins.
+#: ASCII formula -> what the page shows (text, with math between dollars). The longest match wins. A formula the
+#: symbol rules below (:data:`_ATOM`) typeset as well, symbol by symbol, has no entry.
 FORMULAS: dict[str, str] = {
     # hypotheses of the runs (their lines on the verification pages)
     "C_1 > 0": r"$C_1 > 0$",
-    "eta lambda_max small": r"$\eta \lambda_{\max}$ small",
-    "(gamma sweep)": r"($\gamma$ sweep)",
     "t=5 -> 30": r"$t = 5 \to 30$",
     "sigma2/sigma1": r"$\sigma_2/\sigma_1$",
     "sigma3/sigma1": r"$\sigma_3/\sigma_1$",
     "ex1_widths": r"$\texttt{ex1\_widths}$",
-    "alpha small enough": r"$\alpha$ small enough",
     "alpha < alpha_0(t)": r"$\alpha < \alpha_0(t)$",
     "1/ln(1/gamma)": r"$1/\ln(1/\gamma)$",
-    "smallest lambda": r"smallest $\lambda$",
     "(eta^2 delta^2 / 2)": r"$(\eta^2 \delta^2 / 2)$",
-    "delta =": r"$\delta$ =",
     "rank >= 2": r"rank $\ge 2$",
     "2 d_h < d_emb": r"$2 d_h < d_{\text{emb}}$",
     # conservation-laws
     "~ eta^1": r"$\sim \eta^1$",
     "deep_relu": "deep ReLU",
-    "drift / eta": r"drift / $\eta$",
     "Q(grad L)": r"$Q(\nabla L)$",
     "eta^2 Q(grad)": r"$\eta^2 Q(\nabla L)$",
     "u^2 - v^2": r"$u^2 - v^2$",
     "u^2 + v^2": r"$u^2 + v^2$",
     "prod(1 - eta^2 g^2)": r"$\prod (1 - \eta^2 g^2)$",
     "|a_j(0)| >= ||w_j(0)||": r"$|a_j(0)| \ge \|w_j(0)\|$",
-    "I_gamma": r"$I_\gamma$",
     "Z1^T Z1 - Z2 Z2^T = 2 gamma I_d": r"$Z_1^\top Z_1 - Z_2 Z_2^\top = 2\gamma I_d$",
     "eta -> 0": r"$\eta \to 0$",
     "O(eta)": r"$O(\eta)$",
     "eta -> eta/2": r"$\eta \to \eta/2$",
-    "in eta": r"in $\eta$",
-    "GD -> beta-ODE": r"GD $\to$ $\beta$-ODE",
-    "(sigma tail": r"($\sigma$ tail",
     "~ 1/ln(1/gamma)": r"$\sim 1/\ln(1/\gamma)$",
     # diagonal-incremental
-    "theta^k": r"$\theta^k$",
-    "finite-alpha": r"finite-$\alpha$",
-    "theta_0": r"$\theta_0$",
     "c_n = c_0 prod(1 - eta^2 g^2)": r"$c_n = c_0 \prod (1 - \eta^2 g^2)$",
-    "x_3": r"$x_3$",
-    "smallest alpha": r"smallest $\alpha$",
     # escape-speed
     "σ_max(G Xᵀ)": r"$\sigma_{\max}(G X^\top)$",
     "max ρ_nt(W_ℓ), ℓ ≥ 2": r"$\max_{\ell \ge 2} \rho_{\mathrm{nt}}(W_\ell)$",
@@ -70,7 +56,6 @@ FORMULAS: dict[str, str] = {
     "GF on L0": r"GF on $L_0$",
     "u' = s u^(L−1)": r"$u' = s\, u^{L-1}$",
     # linear-riccati
-    "per gamma": r"per $\gamma$",
     "at eta/2 / (2 e_1 + floor)": r"at $\eta/2$ / $(2 e_1 + \text{floor})$",
     "at eta/2": r"at $\eta/2$",
     "sigma_i(W1)": r"$\sigma_i(W_1)$",
@@ -79,7 +64,6 @@ FORMULAS: dict[str, str] = {
     "(eta s (1 + s t))": r"$(\eta s (1 + s t))$",
     "(eta sigma_max sqrt(sigma_max^2 + gamma^2) (1 + ln+ 1/gamma))":
         r"$(\eta\, \sigma_{\max} \sqrt{\sigma_{\max}^2 + \gamma^2}\, (1 + \ln_+ 1/\gamma))$",
-    "over gamma": r"over $\gamma$",
     "W1 W1^T = gamma I + sqrt(gamma^2 I + beta beta^T)": r"$W_1 W_1^\top = \gamma I + \sqrt{\gamma^2 I + \beta \beta^\top}$",
     "loss / (D_psi / (sqrt(2 gamma) t))": r"loss / $(D_\psi / (\sqrt{2\gamma}\, t))$",
     "max over t": r"max over $t$",
@@ -89,7 +73,6 @@ FORMULAS: dict[str, str] = {
     "||beta(T) - X^+ Y||_F": r"$\|\beta(T) - X^+ Y\|_F$",
     "all gammas": r"all $\gamma$",
     "d/dt asinh(sigma/gamma)/2 = u^T R v": r"$\frac{d}{dt} \frac{1}{2} \operatorname{asinh}(\sigma/\gamma) = u^\top R v$",
-    "GD -> dual": r"GD $\to$ dual",
     "k=1": r"$k = 1$",
     "U^T beta V": r"$U^\top \beta V$",
     "gamma >= 1e-4": r"$\gamma \ge 10^{-4}$",
@@ -104,7 +87,6 @@ FORMULAS: dict[str, str] = {
     "lambda^4 over lambda": r"$\lambda^4$ over $\lambda$",
     "||theta||^2/(||y||_inf sqrt n) in ln n (n in [2^12, 2^14])":
         r"$\|\theta\|^2/(\|y\|_\infty \sqrt{n})$ in $\ln n$ ($n \in [2^{12}, 2^{14}]$)",
-    "largest lambda": r"largest $\lambda$",
     "norm >= minimal": r"norm $\ge$ minimal",
     "m>=1024": r"$m \ge 1024$",
     "(m+1)/3": r"$(m+1)/3$",
@@ -113,8 +95,6 @@ FORMULAS: dict[str, str] = {
     "1/fan_in": r"$1/\text{fan\_in}$",
     # transformer-rank
     "alpha^2 b^2 / 3": r"$\alpha^2 b^2 / 3$",
-    "vs sigma^2": r"vs $\sigma^2$",
-    "/ tau)": r"/ $\tau$)",
     "W_K W_Q^T": r"$W_K W_Q^\top$",
     "W_V W_O^T": r"$W_V W_O^\top$",
     "(eta s_{T-1} B_T + float32 rounding)": r"$(\eta\, s_{T-1} B_T +$ float32 rounding)",
