@@ -1,7 +1,7 @@
 """Cold and no-op book build times, and --jobs 1 against --jobs N in the same run.
 
 A no-op build (no chapter stale, no page input changed since the last complete HTML build) rebuilds nothing: it
-hashes the pages' inputs (stagewise.core.book.build.site_inputs) against the stamp of the last build.
+hashes the pages' inputs (stagewise.core.book.site_record.site_inputs) against the stamp of the last build.
 
 Cold: remove _build and book/executed, execute every chapter (as `make book` does on a fresh clone) and
 build the HTML. The cold build runs twice, with --jobs 1 (one chapter at a time) and --jobs N (default:

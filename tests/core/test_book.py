@@ -1,6 +1,7 @@
 """The whole book: every chapter executed once through the run command (strict), the HTML
 build with warnings as errors, no-op rebuilds, and re-execution when the code a chapter runs changes."""
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -10,6 +11,7 @@ import pytest
 
 from conftest import ROOT, STAGEWISE
 from stagewise.core.book import build as book
+from stagewise.core.book import site_record
 from stagewise.core.run.registry import all_chapters
 from stagewise.core.run.results_schema import validate
 
@@ -118,20 +120,35 @@ def test_dry_run_reports_the_plan(built_book):
     assert out.returncode == 0 and set(plan.values()) == {"up to date"} and len(plan) == len(all_chapters())
 
 
+def _served_checksums_match(html: Path, name: str) -> bool:
+    """Every page links the served static file NAME with Sphinx's checksum of it (browsers cache by it)."""
+    expected = site_record._crc(html / "_static" / name)
+    links = [m for page in html.rglob("*.html") for m in re.findall(rf"_static/{re.escape(name)}\?v=([0-9a-f]{{8}})",
+                                                                     page.read_text(encoding="utf-8"))]
+    return bool(links) and set(links) == {expected}
+
+
 def test_an_edited_stylesheet_reaches_the_pages(built_book):
-    """Sphinx alone skips its static files when no page is out of date: the build passes --all."""
+    """An edited book.css reaches the served pages with its new checksum, copied in place of a whole Sphinx build
+    (which skips static files when no page is out of date); the unit tests of site_record hold the controls."""
     css = ROOT / "book" / "_static" / "book.css"
+    html = book.BUILD_DIR / "html"
     original = css.read_text()
     marker = f"/* freshness probe {time.time_ns()} */\n"
+    assert _book("--strict").returncode == 0          # the record of a complete build (the fixture's may predate it)
+    assert _served_checksums_match(html, "book.css")
     try:
         css.write_text(original + marker)
         out = _book("--strict")
         assert out.returncode == 0, out.stderr[-2000:]
-        assert "html built" in out.stdout                  # a changed static file is a change: no no-op
-        assert marker in (book.BUILD_DIR / "html" / "_static" / "book.css").read_text()
+        assert "html updated: only static files changed (book/_static/book.css)" in out.stdout, out.stdout[-2000:]
+        assert marker in (html / "_static" / "book.css").read_text()
+        assert _served_checksums_match(html, "book.css")
     finally:
         css.write_text(original)
-    assert _book("--strict").returncode == 0
+    out = _book("--strict")
+    assert out.returncode == 0 and "only static files changed" in out.stdout
+    assert (html / "_static" / "book.css").read_text() == original and _served_checksums_match(html, "book.css")
 
 
 MACHINE_PATH = __import__("re").compile(r"(?:/[\w.+-]+){2,}\.py:\d+|site-packages|/\.venv/")

@@ -23,15 +23,9 @@ from stagewise.core.run import locks
 from stagewise.core.run import rundir
 from stagewise.core.run.registry import PROJECT_ROOT, Chapter, all_chapters
 from stagewise.core.run.provenance import chapter_code_fingerprint
+from stagewise.core.book.paths import BUILD_DIR, EXECUTED_DIR, SITE_DIR, VERIFICATION_DIR
+from stagewise.core.book import site_record
 
-EXECUTED_DIR = PROJECT_ROOT / "book" / "executed"
-#: What Sphinx renders (git-ignored, made by each build): the executed chapters' notebooks copied out of their run
-#: folders and the generated pages, so that a chapter's address is ``chapters/<chapter>.html``, not a path of the
-#: run folder. The old addresses (``book/executed/<chapter>/<chapter>.html``) redirect to the new ones.
-SITE_DIR = PROJECT_ROOT / "chapters"
-#: The chapters' verification pages (git-ignored, made by each build from the same executions).
-VERIFICATION_DIR = PROJECT_ROOT / "verification"
-BUILD_DIR = PROJECT_ROOT / "_build"
 #: Tests point the book's executions elsewhere with this variable.
 EXECUTED_DIR_ENV = "STAGEWISE_EXECUTED_DIR"
 
@@ -166,57 +160,21 @@ def render_html(strict: bool = True) -> float:
     subprocess.run(command, check=True, cwd=PROJECT_ROOT)
     publish_figures()
     write_redirects()
-    from stagewise.core.run.rundir import write_text_atomic
-    write_text_atomic(SITE_STAMP, json.dumps({"site_fingerprint": site_fingerprint()}))
+    site_record.write()
     return time.time() - started
 
 
-#: Written after each complete HTML build: the fingerprint of everything the pages are made from.
-SITE_STAMP = BUILD_DIR / "html" / ".stagewise-site.json"
-#: The code that writes the pages (besides Sphinx and the theme, pinned in requirements.lock).
-_SITE_CODE = ("sphinx", "core/book/build.py", "core/book/figure_pages.py", "core/book/power_page.py", "core/figures/styles.py",
-              "core/book/verification_page.py", "core/run/pages.py", "core/sweep/atlas.py",
-              "core/book/paper_scale_page.py", "core/sweep/paper_scale.py", "core/book/interactive.py",
-              "core/book/typeset.py",
-              "core/styles", "core/figures/restyle.py", "core/figures/sidecar.py", "core/figures/export.py")
-
-
-def site_inputs() -> list[Path]:
-    """Every file the HTML is made from: configuration, table of contents, the book's own pages, static files and
-    bibliographies, the stored mutation matrices, each executed chapter (notebook, results, figures' sidecars and
-    data), the page-writing code and the lock file."""
-    root = PROJECT_ROOT
-    files = [root / "_config.yml", root / "_toc.yml", root / "requirements.lock"]
-    files += sorted((root / "tests" / "atlas").glob("*.yaml"))     # the verification pages list atlas and exercises
-    files += [p for p in (root / "book").rglob("*") if p.is_file() and "executed" not in p.parts
-              and "chapters" != p.parent.name and p.suffix != ".pyc"]
-    for chapter in all_chapters():
-        folder = EXECUTED_DIR / chapter.name
-        files += [folder / f"{chapter.name}.ipynb", folder / "results.json"]
-        files += sorted((folder / "figures").glob("*.json")) + sorted((folder / "figures").glob("*.npz"))
-    package = root / "src" / "stagewise"
-    for part in _SITE_CODE:
-        path = package / part
-        files += sorted(f for f in path.rglob("*") if f.is_file() and f.suffix != ".pyc") if path.is_dir() else [path]
-    return sorted(set(files))
-
-
-def site_fingerprint() -> str:
-    import hashlib
-    digest = hashlib.sha256()
-    for path in site_inputs():
-        digest.update(str(path.relative_to(PROJECT_ROOT) if path.is_relative_to(PROJECT_ROOT) else path).encode())
-        digest.update(path.read_bytes() if path.is_file() else b"<missing>")
-    return digest.hexdigest()
-
-
-def html_is_current() -> bool:
-    """True when the last HTML build completed and nothing it was made from has changed since."""
-    try:
-        stamp = json.loads(SITE_STAMP.read_text())
-    except (OSError, json.JSONDecodeError):
-        return False
-    return (BUILD_DIR / "html" / "index.html").is_file() and stamp.get("site_fingerprint") == site_fingerprint()
+def update_html(force: bool = False) -> str:
+    """Build the pages unless nothing they are made from changed since the last build; when only static files
+    changed, copy them in (:func:`site_record.refresh_static`, seconds) instead of a whole build (minutes). A forced
+    update always builds. Returns what was done, in a line."""
+    index = BUILD_DIR / "html" / "index.html"
+    if not force and site_record.html_is_current():
+        return f"html up to date: nothing it is made from changed since the last build ({index})"
+    copied = [] if force else site_record.refresh_static()
+    if copied:
+        return f"html updated: only static files changed ({', '.join(copied)}), copied into the pages ({index})"
+    return f"html built in {render_html():.0f} s: {index}"
 
 
 def stage_site() -> list[str]:

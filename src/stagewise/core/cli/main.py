@@ -271,11 +271,7 @@ def _book_locked(args: argparse.Namespace, book, only) -> int:
     for name, checks in failed.items():
         print(f"stagewise: {name}: failed check(s): {', '.join(checks)}", file=sys.stderr)
     if not args.no_html:
-        if not stale and not args.force and book.html_is_current():
-            print(f"html up to date: nothing it is made from changed since the last build "
-                  f"({book.BUILD_DIR / 'html' / 'index.html'})")
-        else:
-            print(f"html built in {book.render_html():.0f} s: {book.BUILD_DIR / 'html' / 'index.html'}")
+        print(book.update_html(force=bool(stale) or bool(args.force)))
     return EXIT_CHECKS_FAILED if failed and args.strict else 0
 
 
