@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 PHONY_GPU := gpu-wheels gpu-lane gpu-smoke
-.PHONY: $(PHONY_GPU) setup book pdf publish lint-workflows test test-fast test-nbmake test-downloads atlas atlas-ci power power-ci paper-scale contract bench bench-book clean
+.PHONY: $(PHONY_GPU) setup book pdf publish lint-workflows test test-fast test-nbmake test-downloads atlas atlas-ci power mutants power-ci paper-scale contract bench bench-book clean
 
 setup: $(STAMP)
 
@@ -14,9 +14,10 @@ setup: $(STAMP)
 # That needs bytecode writes: a PYTHONDONTWRITEBYTECODE=1 in the environment (this machine has one) made every
 # process of the test suite compile torch again (CI 33 min instead of 18), so the recipes run without it.
 unexport PYTHONDONTWRITEBYTECODE
-$(STAMP): requirements.txt requirements.lock pyproject.toml
+$(STAMP): requirements.txt requirements.lock pyproject.toml tools/mutants/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --disable-pip-version-check --no-compile -q -r requirements.txt -c requirements.lock
+	$(BIN)/pip install --disable-pip-version-check --no-compile -q -r requirements.txt -r tools/mutants/requirements.txt \
+	  -c requirements.lock
 	$(BIN)/pip install --disable-pip-version-check --no-compile -q --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
@@ -59,8 +60,11 @@ atlas: setup  ## every chapter at every parameter set of tests/atlas/<chapter>.y
 atlas-ci: setup  ## the CI subset of the atlas: the points each atlas file lists under ci:
 	$(BIN)/stagewise atlas --ci
 
-power: setup  ## every chapter's bug catalogue through the chapter (Dask, both cores): book/power/<chapter>.json
-	$(BIN)/stagewise power
+power: setup  ## every chapter's bug catalogue, then its mutant sample, through the chapter (Dask, both cores): book/power/, book/mutants/
+	$(BIN)/stagewise power; status=$$?; $(BIN)/stagewise mutants && exit $$status
+
+mutants: setup  ## a sample of cosmic-ray's mutants of each chapter's science code, unit tests then the chapter: book/mutants/<chapter>.json
+	$(BIN)/stagewise mutants
 
 paper-scale: setup  ## the stored runs at the paper's scale (book/paper-scale.yaml; Dask, both cores): book/paper-scale/<id>/
 	$(BIN)/stagewise paper-scale

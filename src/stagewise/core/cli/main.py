@@ -348,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         argv, params = _split_params(list(sys.argv[1:] if argv is None else argv))
         args = _parser().parse_args(argv)
-        if args.command in ("list", "params", "run", "book", "pdf", "sweep", "atlas", "power", "paper-scale") and not CHAPTERS_DIR.is_dir():
+        if args.command in ("list", "params", "run", "book", "pdf", "sweep", "atlas", "power", "mutants", "paper-scale") and not CHAPTERS_DIR.is_dir():
             raise UsageError(f"the book's sources are not next to this installation ({CHAPTERS_DIR} is missing): "
                              "install from a clone with `make setup` or `pip install -e .`")
         if hasattr(args, "param"):
@@ -367,16 +367,8 @@ def main(argv: list[str] | None = None) -> int:
             return _pdf(args)
         if args.command == "figure":
             return _figure(args)
-        if args.command == "sweep":
-            return cli_sweep.sweep_command(args)
-        if args.command == "atlas":
-            return cli_sweep.atlas_command(args)
-        if args.command == "collect":
-            return cli_sweep.collect_command(args)
-        if args.command == "power":
-            return cli_sweep.power_command(args)
-        if args.command == "paper-scale":
-            return cli_sweep.paper_scale_command(args)
+        if args.command in cli_sweep.COMMANDS:
+            return cli_sweep.COMMANDS[args.command](args)
         return _book(args)
     except (ParameterError, UnknownChapterError, OutputRefused, UsageError, ResultsSchemaError, CatalogueError) as err:
         print(f"stagewise: error: {err}", file=sys.stderr)

@@ -61,6 +61,23 @@ def add_parsers(sub) -> None:
                         "Markdown changed, with its code cells and front matter identical)")
     m.add_argument("--out", type=Path, metavar="DIR", help="run folder (default: runs/power, or runs/power-ci)")
     _dask_options(m)
+    u = sub.add_parser(
+        "mutants", help="measure a sample of a mutation tool's mutants against each chapter's tests and checks",
+        description="Draw a seeded random sample of the mutants that cosmic-ray's operators (arithmetic and "
+                    "comparison operators, signs, booleans, numbers, loops) make of each chapter's science modules "
+                    "(src/stagewise/<chapter>/, without bugs, figures, parameters, reference). Each mutant is tried "
+                    "against the chapter's unit tests that import its module; those they miss run through the "
+                    "chapter at default parameters with the unmodified chapter beside them, on Dask (LocalCluster "
+                    "on every core, or --scheduler). Killed: a unit test or a passing row fails, or a published "
+                    "finding changes; crashed: the run stops (shown apart, counted as detected); equivalent: every "
+                    "result and figure array is identical to the unmodified run's. Resumable: outcomes measured on "
+                    "the same code are kept. Writes book/mutants/<chapter>.json (shown on the verification page). "
+                    "Exit status: 0 done (survivors are listed, not an error), 2 bad input, 130 interrupted.")
+    u.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
+    u.add_argument("--sample", type=int, default=24, metavar="N", help="mutants per chapter (default: 24)")
+    u.add_argument("--seed", type=int, default=0, help="seed of the sample (default: 0)")
+    u.add_argument("--out", type=Path, metavar="DIR", help="run folder (default: runs/mutants)")
+    _dask_options(u)
     s = sub.add_parser(
         "paper-scale", help="run and store the runs at the paper's scale listed in book/paper-scale.yaml",
         description="Run each stored run of book/paper-scale.yaml (a chapter at a paper preset or a long budget) "
@@ -207,6 +224,30 @@ def power_command(args: argparse.Namespace) -> int:
     return 1 if short else 0
 
 
+def mutants_command(args: argparse.Namespace) -> int:
+    from stagewise.core.run.registry import all_chapters
+    from stagewise.core.sweep import mutant_run, mutants
+    if args.workers < 0:
+        raise UsageError(f"--workers must be at least 1 (0: one per core), got {args.workers}")
+    if not 1 <= args.sample <= 10_000:
+        raise UsageError(f"--sample must be between 1 and 10000 mutants per chapter, got {args.sample}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be at least 0, got {args.seed}")
+    chapters = args.chapters or [c.name for c in all_chapters()]
+    for name in chapters:
+        get_chapter(name)                                   # an unknown chapter: one line, exit 2
+    try:
+        import cosmic_ray  # noqa: F401
+    except ImportError:
+        raise UsageError("cosmic-ray is not installed: run `make setup` (it installs tools/mutants/requirements.txt)"
+                         ) from None
+    for found in mutant_run.run(chapters, args.out or Path("runs") / "mutants", args.sample, args.seed,
+                                args.scheduler, args.workers):
+        print("\n".join(mutants.summary(found)))
+        print(f"stagewise: stored in {mutants.store(found)}")
+    return 0
+
+
 def _code_of(markdown: str) -> tuple:
     """What of a chapter's source can change what it computes: its front matter and its code cells (with tags)."""
     import jupytext
@@ -269,3 +310,8 @@ def collect_command(args: argparse.Namespace) -> int:
     return 0
 
 
+
+
+#: The commands of this module, by name (the command line's dispatch).
+COMMANDS = {"sweep": sweep_command, "atlas": atlas_command, "collect": collect_command, "power": power_command,
+            "mutants": mutants_command, "paper-scale": paper_scale_command}
