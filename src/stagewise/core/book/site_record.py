@@ -23,7 +23,7 @@ SITE_STAMP = BUILD_DIR / "html" / ".stagewise-site.json"
 _SITE_CODE = ("sphinx", "core/book/build.py", "core/book/figure_pages.py", "core/book/power_page.py",
               "core/figures/styles.py", "core/book/verification_page.py", "core/run/pages.py", "core/sweep/atlas.py",
               "core/book/paper_scale_page.py", "core/sweep/paper_scale.py", "core/book/interactive.py",
-              "core/book/typeset.py", "core/book/site_record.py",
+              "core/book/typeset.py", "core/book/site_record.py", "core/book/mutants_page.py", "core/sweep/mutants.py",
               "core/styles", "core/figures/restyle.py", "core/figures/sidecar.py", "core/figures/export.py")
 
 

@@ -3,7 +3,8 @@
 
 The book adds to the verification page what lives outside a run: the chapter's mutation matrix (from
 ``book/power/<chapter>.json``, marked stale when the code changed since it was measured; target
-``power-<chapter>``), its parameter atlas with the exercises of the story page and the outcome each answer
+``power-<chapter>``) and the mutation tool's sample (``book/mutants/<chapter>.json``, target
+``mutants-<chapter>``), its parameter atlas with the exercises of the story page and the outcome each answer
 states (``tests/atlas/<chapter>.yaml``, checked by ``stagewise atlas``), and the rows of its stored runs at the
 paper's scale (:mod:`stagewise.core.book.paper_scale_page`, which also adds their section to the story page).
 """
@@ -55,9 +56,11 @@ def atlas_lines(chapter: Chapter) -> list[str]:
 
 
 def matrix_lines(chapter: Chapter) -> list[str]:
-    from stagewise.core.book import power_page
+    from stagewise.core.book import mutants_page, power_page
+    from stagewise.core.sweep import mutants
     return power_page.chapter_section(chapter, power_page.stored_matrix(chapter.name),
-                                      heading="What the checks can catch: the mutation matrix")
+                                      heading="What the checks can catch: the mutation matrix") + \
+        mutants_page.chapter_section(chapter, mutants.stored(chapter.name))
 
 
 def chapter_pages(chapter: Chapter, executed: Path, titles: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -96,6 +96,7 @@ def run(chapters: list[str], out: Path, size: int, seed: int = 0, scheduler: str
     from stagewise.core.run.rundir import write_text_atomic
     from stagewise.core.sweep import engine
     workers = workers or len(os.sched_getaffinity(0))
+    out = out.resolve()           # the hook's folder goes on PYTHONPATH: the chapter's kernel runs elsewhere
     started = time.time()
     plans = {}
     for chapter in chapters:
@@ -118,6 +119,7 @@ def run(chapters: list[str], out: Path, size: int, seed: int = 0, scheduler: str
         chapter, m = item
         record = unit_stage(chapter, m, plans[chapter][3][m.id], out / chapter, UNIT_TIMEOUT_S)
         record["fingerprint"] = plans[chapter][2]
+        (out / chapter / "unit").mkdir(parents=True, exist_ok=True)
         write_text_atomic(out / chapter / "unit" / f"{m.id}.json", json.dumps(record))
         return item, record
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
