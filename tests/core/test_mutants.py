@@ -106,3 +106,26 @@ def test_every_stored_sample_counts_its_own_mutants():
         assert found["score"]["detected"] == detected
         assert found["score"]["non_equivalent"] == detected + sum(r["outcome"] == mutants.SURVIVED for r in rows)
         assert all(r["unit"]["outcome"] in (mutants.UNIT, *mutants.MISSED) for r in rows), chapter
+
+
+def _stored(fingerprint):
+    rows = [{"id": "m-1", "operator": "core/ReplaceBinaryOperator_Mul_Div", "path": "src/stagewise/x/a.py",
+             "line": 3, "definition": "f", "outcome": mutants.UNIT, "detail": "1 failed", "unit": {}},
+            {"id": "m-2", "operator": "core/ZeroIterationForLoop", "path": "src/stagewise/x/a.py", "line": 9,
+             "definition": "", "outcome": mutants.SURVIVED, "detail": "outputs changed, no row failed", "unit": {}}]
+    return mutants.result("conservation-laws", rows, 99, 0, fingerprint, 1.0)
+
+
+def test_the_verification_section_gives_the_score_its_interval_and_every_mutant():
+    from stagewise.core.book import mutants_page
+    from stagewise.core.run.provenance import chapter_code_fingerprint
+    from stagewise.core.run.registry import get_chapter
+    chapter = get_chapter("conservation-laws")
+    text = "\n".join(mutants_page.chapter_section(chapter, _stored(chapter_code_fingerprint(chapter.name,
+                                                                                             chapter.source))))
+    assert "**1 of 2 non-equivalent mutants detected (50%; 95% Wilson interval" in text
+    assert "<code>*</code> → <code>/</code>" in text and "a loop runs zero times" in text and "SURVIVED" in text
+    assert "Stale" not in text
+    stale = "\n".join(mutants_page.chapter_section(chapter, _stored("older code")))         # control
+    assert "**Stale.**" in stale
+    assert "No sample is stored" in "\n".join(mutants_page.chapter_section(chapter, None))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from stagewise.core.book import typeset
-from stagewise.core.sweep import power
+from stagewise.core.sweep import mutants, power
 from stagewise.core.run.provenance import chapter_code_fingerprint
 from stagewise.core.run.registry import PROJECT_ROOT, all_chapters
 
@@ -123,16 +123,22 @@ def page() -> str:
              "a bug when it passes unmodified and fails with the bug; so does an experiment-integrity row (a check "
              "of the data, the initialization or the model that the bug changed), listed apart; a crash is no kill.", "",
              f"**Over the book: {killed} of {total} bugs killed.**" if total else "", ""]
+    lines += ["Beside each catalogue, a mutation tool measures what nobody chose: a random sample of the mutants "
+              "that cosmic-ray's operators make of the chapter's science code (`make mutants`), each tried against "
+              "the unit tests and then through the chapter; the last column gives the share detected among those "
+              "that change an output.", ""]
     rows = []
     for c in chapters:
-        s = stored[c.name]
+        s, m = stored[c.name], mutants.stored(c.name)
+        sample = "no sample stored" if m is None or m["score"]["fraction"] is None else (
+            f"{m['score']['detected']} of {m['score']['non_equivalent']} ({{ref}}`sample <mutants-{c.name}>`)")
         if s is None:
-            rows.append(f"| {c.title} | no matrix stored | — | — |")
+            rows.append(f"| {c.title} | no matrix stored | — | — | {sample} |")
             continue
         fresh = s.get("fingerprint") == chapter_code_fingerprint(c.name, c.source)
         rows.append(f"| {c.title} | {s['killed']} of {s['total']} | {'current' if fresh else '**stale**'} "
-                    f"| {{ref}}`the matrix <power-{c.name}>` |")
-    lines += ["| chapter | bugs killed | measured on | |", "|---|---|---|---|"] + rows + [""]
+                    f"| {{ref}}`the matrix <power-{c.name}>` | {sample} |")
+    lines += ["| chapter | bugs killed | measured on | | mutants detected |", "|---|---|---|---|---|"] + rows + [""]
     return "\n".join(lines) + "\n"
 
 
