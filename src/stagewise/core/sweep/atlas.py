@@ -97,7 +97,7 @@ def exercises(chapter: str, ci: bool = False) -> list[dict[str, Any]]:
     ``title``, ``expect`` and ``ci``; only the one marked ``ci`` with ``ci=True``. A :class:`ParameterError` naming
     the exercise when one is malformed."""
     from stagewise.core.run.parameters import load_parameter_file
-    from stagewise.core.run.runner import prepare
+    from stagewise.core.sweep import grid as grids
     path = atlas_file(chapter)
     if not path.is_file():
         return []
@@ -115,7 +115,7 @@ def exercises(chapter: str, ci: bool = False) -> list[dict[str, Any]]:
         if not isinstance(overrides, dict):
             raise _exercise_error(path, i, "parameters must be a mapping NAME: VALUE")
         try:
-            _, parameters = prepare(chapter, overrides)
+            parameters = grids.validated(chapter, overrides)
         except ParameterError as err:
             raise _exercise_error(path, i, str(err)) from None
         expect = ex.get("expect")

@@ -23,6 +23,23 @@ from typing import Any
 from stagewise.core.run.parameters import ParameterError, load_parameter_file, shown
 from stagewise.core.run.runner import prepare
 
+_VALIDATED: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+
+
+def validated(chapter: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The complete parameters of a point, validated as a run validates them (:func:`prepare`); remembered for the
+    life of the process by (chapter, its source and that file's modification time, overrides), since a validation
+    can cost seconds (relu-orthogonal draws its instances) and the atlas reads the same points several times
+    (its grid, its CI points, its exercises). A point that fails raises every time."""
+    import copy
+    from stagewise.core.run.registry import get_chapter
+    source = get_chapter(chapter).source
+    key = (chapter, str(source), source.stat().st_mtime_ns, json.dumps(overrides, sort_keys=True, default=str))
+    if key not in _VALIDATED:
+        _VALIDATED[key] = prepare(chapter, overrides)[1]
+    return copy.deepcopy(_VALIDATED[key])
+
+
 RESERVED = ("zip", "seeds", "ci", "exercises")
 
 
@@ -80,7 +97,7 @@ def load(chapter: str, path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]
     points, seen = [], set()
     for overrides in expand(grid):
         try:
-            _, parameters = prepare(chapter, overrides)
+            parameters = validated(chapter, overrides)
         except ParameterError as err:
             raise ParameterError(f"grid point {json.dumps(overrides, default=str)}: {err}") from None
         pid = point_id(parameters)
