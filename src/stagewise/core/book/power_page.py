@@ -8,7 +8,6 @@ row, and the share of bugs killed. A chapter without a stored matrix says so.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -96,10 +95,7 @@ def chapter_section(chapter, stored: dict[str, Any] | None, heading: str | None 
 
 
 def stored_matrix(chapter: str) -> dict[str, Any] | None:
-    try:
-        return json.loads(power.stored_path(chapter).read_text())
-    except (OSError, ValueError):
-        return None
+    return power.stored(chapter)
 
 
 def page() -> str:

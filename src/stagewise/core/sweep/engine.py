@@ -67,13 +67,19 @@ def _stop_points(dask_worker=None) -> int:
     return len(_CHILDREN)
 
 
-def is_current(folder: Path, fingerprint: str) -> bool:
-    """A complete run of the current code is already there."""
+def complete_results(folder: Path) -> dict[str, Any] | None:
+    """The results of the run in ``folder`` when it completed, else None."""
     try:
         results = json.loads((folder / "results.json").read_text())
     except (OSError, ValueError):
-        return False
-    return results.get("status") == "complete" and results.get("provenance", {}).get("code_fingerprint") == fingerprint
+        return None
+    return results if results.get("status") == "complete" else None
+
+
+def is_current(folder: Path, fingerprint: str) -> bool:
+    """A complete run of the current code is already there."""
+    results = complete_results(folder)
+    return results is not None and results.get("provenance", {}).get("code_fingerprint") == fingerprint
 
 
 def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from stagewise.core.run.registry import PROJECT_ROOT, get_chapter
 from stagewise.core.sweep.mutants import (BASELINE, MISSED, TOOL, UNIT, Mutant, environment, judge, mutated_source,
-                                          complete, result, sample)
+                                          result, sample)
 
 def _imports(path: Path, package: str) -> set[str]:
     """The modules of ``stagewise.<package>`` that the file imports (absolute or relative)."""
@@ -142,7 +142,7 @@ def run(chapters: list[str], out: Path, size: int, seed: int = 0, scheduler: str
     for (chapter, (chosen, population, fingerprint, _)), results in zip(plans.items(), ran):
         messages = {r.id: r.message for r in results}
         chapter_dir = out / chapter / "chapter" / "points"
-        base = complete(chapter_dir / BASELINE)
+        base = engine.complete_results(chapter_dir / BASELINE)
         if base is None:
             raise RuntimeError(f"{chapter}: the unmodified run did not complete; see {chapter_dir / BASELINE}")
         rows = []
@@ -150,7 +150,7 @@ def run(chapters: list[str], out: Path, size: int, seed: int = 0, scheduler: str
             first = unit[(chapter, m.id)]
             row = {"id": m.id, **asdict(m), "unit": first}
             if first["outcome"] in MISSED:
-                row.update(judge(chapter, base, chapter_dir / BASELINE, complete(chapter_dir / m.id),
+                row.update(judge(chapter, base, chapter_dir / BASELINE, engine.complete_results(chapter_dir / m.id),
                                  chapter_dir / m.id, messages.get(m.id, "")))
             else:
                 row.update(outcome=first["outcome"], detail=first["detail"])

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from stagewise.core.run.registry import PROJECT_ROOT, get_chapter
+from stagewise.core.sweep.stored import ChapterResults
 
 MUTANTS_DIR = PROJECT_ROOT / "book" / "mutants"
 MUTANTS_DIR_ENV = "STAGEWISE_MUTANTS_DIR"
@@ -201,14 +202,6 @@ def judge(chapter: str, base: dict[str, Any], base_folder: Path, results: dict[s
             "detail": "every output identical to the unmodified run" if same else "outputs changed, no row failed"}
 
 
-def complete(folder: Path) -> dict[str, Any] | None:
-    try:
-        results = json.loads((folder / "results.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return results if results.get("status") == "complete" else None
-
-
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     """The Wilson score interval of a proportion k/n (95% for z = 1.96)."""
     if n == 0:
@@ -236,27 +229,9 @@ def result(chapter: str, rows: list[dict[str, Any]], population: int, seed: int,
             "mutants": rows}
 
 
-def mutants_dir() -> Path:
-    return Path(os.environ.get(MUTANTS_DIR_ENV) or MUTANTS_DIR)
-
-
-def stored_path(chapter: str) -> Path:
-    return mutants_dir() / f"{chapter}.json"
-
-
-def store(found: dict[str, Any]) -> Path:
-    from stagewise.core.run.rundir import write_text_atomic
-    mutants_dir().mkdir(parents=True, exist_ok=True)
-    path = stored_path(found["chapter"])
-    write_text_atomic(path, json.dumps(found, indent=1, default=str) + "\n")
-    return path
-
-
-def stored(chapter: str) -> dict[str, Any] | None:
-    try:
-        return json.loads(stored_path(chapter).read_text())
-    except (OSError, ValueError):
-        return None
+#: book/mutants/<chapter>.json (``STAGEWISE_MUTANTS_DIR`` points tests elsewhere).
+STORED = ChapterResults(MUTANTS_DIR, MUTANTS_DIR_ENV)
+stored_path, store, stored = STORED.path, STORED.write, STORED.read
 
 
 def summary(found: dict[str, Any]) -> list[str]:

@@ -13,14 +13,14 @@ fingerprint of the code the chapter runs (its source, its subpackage, the kernel
 """
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any, Callable
 
 from stagewise.core.checks.catalogue import BUG_ENV, MIN_BUGS, Bug, CatalogueError
 from stagewise.core.checks.catalogue import catalogue as _catalogue
 from stagewise.core.run.registry import CHAPTER_ORDER, PROJECT_ROOT, get_chapter
+from stagewise.core.sweep.engine import complete_results
+from stagewise.core.sweep.stored import ChapterResults
 
 POWER_DIR = PROJECT_ROOT / "book" / "power"
 KILLED, SURVIVED, CRASHED = "killed", "survived", "crashed"
@@ -58,20 +58,12 @@ def ci_overrides(chapter: str) -> dict[str, Any]:
     return dict(atlas.load(chapter, ci=True)[1][0]["overrides"])
 
 
-def _results(folder: Path) -> dict[str, Any] | None:
-    try:
-        results = json.loads((folder / "results.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return results if results.get("status") == "complete" else None
-
-
 def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: float,
            messages: dict[str, str] | None = None) -> dict[str, Any]:
     """The bug x check matrix of a power run folder. Without a baseline (``ci``) every theorem row is taken to
     pass unmodified, which the atlas's CI subset asserts at the same point."""
     from stagewise.core.checks.rows import rows_of
-    base = _results(directory / "points" / BASELINE)
+    base = complete_results(directory / "points" / BASELINE)
     if base is None and not ci:
         raise RuntimeError(f"{chapter}: the unmodified run (baseline) did not complete; see {directory}")
     columns = []
@@ -82,7 +74,7 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
     rows = []
     for b in bugs:
         folder = directory / "points" / f"bug-{b.name}"
-        results = _results(folder)
+        results = complete_results(folder)
         row = {"name": b.name, "category": b.category, "target": b.target, "doc": b.doc, "ci": b.ci}
         if results is None:
             row.update(outcome=CRASHED, cells={}, killed_by=[], sanity_failed=[], not_run=[],
@@ -115,22 +107,9 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
 
 #: Tests store their matrices elsewhere with this variable.
 POWER_DIR_ENV = "STAGEWISE_POWER_DIR"
-
-
-def power_dir() -> Path:
-    return Path(os.environ.get(POWER_DIR_ENV) or POWER_DIR)
-
-
-def stored_path(chapter: str) -> Path:
-    return power_dir() / f"{chapter}.json"
-
-
-def store(found: dict[str, Any]) -> Path:
-    from stagewise.core.run.rundir import write_text_atomic
-    power_dir().mkdir(parents=True, exist_ok=True)
-    path = stored_path(found["chapter"])
-    write_text_atomic(path, json.dumps(found, indent=1, default=str) + "\n")
-    return path
+#: book/power/<chapter>.json
+STORED = ChapterResults(POWER_DIR, POWER_DIR_ENV)
+power_dir, stored_path, store, stored = STORED.folder, STORED.path, STORED.write, STORED.read
 
 
 def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None = None, workers: int = 0,
