@@ -129,3 +129,15 @@ def test_the_verification_section_gives_the_score_its_interval_and_every_mutant(
     stale = "\n".join(mutants_page.chapter_section(chapter, _stored("older code")))         # control
     assert "**Stale.**" in stale
     assert "No sample is stored" in "\n".join(mutants_page.chapter_section(chapter, None))
+
+
+def test_the_machines_speed_is_not_an_output(tmp_path):
+    base = _run(tmp_path / "base")
+    base["values"]["vit_ms_per_step"] = 41.0
+    other = _run(tmp_path / "m")
+    other["values"]["vit_ms_per_step"] = 57.0
+    assert mutants.judge("conservation-laws", base, tmp_path / "base", other, tmp_path / "m", "")["outcome"] == \
+        mutants.EQUIVALENT
+    other["values"]["vit_loss"] = 1.0                                                       # control: a result
+    assert mutants.judge("conservation-laws", base, tmp_path / "base", other, tmp_path / "m", "")["outcome"] == \
+        mutants.SURVIVED

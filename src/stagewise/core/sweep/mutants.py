@@ -27,6 +27,7 @@ import hashlib
 import json
 import os
 import random
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,9 @@ UNIT, CHAPTER_ROWS, CRASHED, EQUIVALENT, SURVIVED = (
 DETECTED = (UNIT, CHAPTER_ROWS, CRASHED)
 TIMED_OUT = "stagewise: the mutant ran out of time"
 BASELINE = "baseline"
+#: Values that measure the machine's speed, not the science (the transformer's milliseconds per step): they differ
+#: between any two runs, so they are left out of the bit-for-bit comparison.
+CLOCK = re.compile(r"(_ms_per_step|_seconds)$")
 #: What the unit stage leaves to the chapter: the tests ran and passed, or no test imports the module.
 MISSED = ("missed", "no unit test")
 
@@ -172,6 +176,7 @@ def outputs(results: dict[str, Any], folder: Path) -> tuple[str, dict[str, Any]]
     (canonical JSON) and every figure's data arrays (bytes, dtype and shape)."""
     import numpy as np
     seen = {key: results.get(key) for key in ("values", "checks", "claims", "hypotheses")}
+    seen["values"] = {k: v for k, v in (seen["values"] or {}).items() if not CLOCK.search(k)}
     arrays = {}
     for data in sorted((folder / "figures").glob("*.npz")):
         with np.load(data, allow_pickle=False) as npz:
