@@ -26,12 +26,16 @@ def test_params_shows_type_default_range_and_meaning():
 
 def test_help_everywhere():
     for args in (["--help"], ["run", "--help"], ["params", "--help"], ["book", "--help"], ["list", "--help"],
-                 ["clean", "--help"]):
+                 ["clean", "--help"], ["sweep", "--help"], ["atlas", "--help"], ["power", "--help"],
+                 ["mutants", "--help"], ["paper-scale", "--help"], ["collect", "--help"]):
         out = stagewise(*args)
         assert out.returncode == 0 and "usage" in out.stdout
 
 
 @pytest.mark.parametrize("args,fragment", [
+    (["mutants", "no-such-chapter"], "unknown chapter"),
+    (["mutants", "--sample", "0"], "--sample must be between 1 and 10000"),
+    (["mutants", "--seed", "-1"], "--seed must be at least 0"),
     (["run", "smoke-test", "-p", "etaa", "0.1"], "did you mean 'eta'"),
     (["run", "smoke-test", "-p", "eta", "fast"], "expected float"),
     (["run", "smoke-test", "-p", "eta", "nan"], "finite"),
