@@ -124,7 +124,8 @@ def test_the_verification_section_gives_the_score_its_interval_and_every_mutant(
     text = "\n".join(mutants_page.chapter_section(chapter, _stored(chapter_code_fingerprint(chapter.name,
                                                                                              chapter.source))))
     assert "**1 of 2 non-equivalent mutants detected (50%; 95% Wilson interval" in text
-    assert "<code>*</code> → <code>/</code>" in text and "a loop runs zero times" in text and "SURVIVED" in text
+    assert "`*` → `/`" in text and "a loop runs zero times" in text and "**SURVIVED**" in text
+    assert "- M2: a loop runs zero times at `a.py:9`: **SURVIVED** (outputs changed, no row failed)." in text
     assert "Stale" not in text
     stale = "\n".join(mutants_page.chapter_section(chapter, _stored("older code")))         # control
     assert "**Stale.**" in stale

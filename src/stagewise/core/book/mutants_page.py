@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stagewise.core.book.power_page import _table
+from stagewise.core.run import pages
 from stagewise.core.run.provenance import chapter_code_fingerprint
 from stagewise.core.sweep import mutants
 
@@ -51,9 +51,11 @@ def chapter_section(chapter, stored: dict[str, Any] | None) -> list[str]:
                   f"{c[mutants.CHAPTER_ROWS]} by a row of the chapter or a changed published finding, "
                   f"{c[mutants.CRASHED]} made the chapter stop with an error; {c[mutants.EQUIVALENT]} equivalent, "
                   f"{c[mutants.SURVIVED]} survived.", ""]
-    rows = [[f"M{i}", _operator(r["operator"]), f"`{r['path'].split('/')[-1]}:{r['line']}`",
-             f"`{r['definition']}`" if r["definition"] else "module level", r["outcome"].upper()
-             if r["outcome"] == mutants.SURVIVED else r["outcome"], str(r.get("detail", ""))[:160]]
-            for i, r in enumerate(stored["mutants"], 1)]
-    lines += _table(["", "mutation", "where", "in", "outcome", "how"], rows) + [""]
+    lines += ["Every sampled mutant, what it changed and what caught it:", ""]
+    for i, r in enumerate(stored["mutants"], 1):
+        where = f"`{r['path'].split('/')[-1]}:{r['line']}`" + (f" in `{r['definition']}`" if r["definition"] else "")
+        outcome = "**SURVIVED**" if r["outcome"] == mutants.SURVIVED else r["outcome"]
+        how = " ".join(str(r.get("detail", "")).split())[:160]
+        lines.append(f"- M{i}: {_operator(r['operator'])} at {where}: {outcome}" + (f" ({pages.escape(how)})" if how else "") + ".")
+    lines.append("")
     return lines
