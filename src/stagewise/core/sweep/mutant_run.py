@@ -15,8 +15,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from stagewise.core.run.registry import PROJECT_ROOT, get_chapter
-from stagewise.core.sweep.mutants import (BASELINE, MISSED, TOOL, UNIT, Mutant, environment, judge, mutated_source,
-                                          result, sample)
+from stagewise.core.sweep.mutants import (BASELINE, EQUIVALENT, MISSED, TOOL, UNIT, Mutant, environment, judge,
+                                          mutated_source, result, sample)
+
+#: A unit stage that runs longer than this (a mutant that never ends a loop) kills the mutant.
+UNIT_TIMEOUT_S = 600.0
+
 
 def _imports(path: Path, package: str) -> set[str]:
     """The modules of ``stagewise.<package>`` that the file imports (absolute or relative)."""
@@ -57,7 +61,7 @@ def unit_stage(chapter: str, mutant: Mutant, source: str | None, folder: Path, t
     """Run the unit tests that can see the mutant's module, with the mutant installed; the outcome."""
     started = time.time()
     if source is None:
-        return {"outcome": "no mutation", "seconds": 0.0, "detail": "the site no longer exists"}
+        return {"outcome": EQUIVALENT, "seconds": 0.0, "detail": "cosmic-ray made no change at this site"}
     tests = unit_tests_for(chapter, mutant.module)
     if not tests:
         return {"outcome": MISSED[1], "seconds": 0.0, "detail": "no unit test imports the module"}
@@ -68,14 +72,12 @@ def unit_stage(chapter: str, mutant: Mutant, source: str | None, folder: Path, t
         done = subprocess.run(argv, capture_output=True, text=True, cwd=PROJECT_ROOT, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"outcome": UNIT, "seconds": time.time() - started, "detail": f"the unit tests ran past {timeout:.0f} s"}
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
-    tail = lines[-1] if lines else done.stderr.strip().splitlines()[-1:] or ""
+    lines = [line for line in done.stdout.splitlines() if line.strip()] or \
+        [line for line in done.stderr.splitlines() if line.strip()] or [""]
+    tail = lines[-1]                      # pytest's summary line ("1 failed, 3 passed in 4.7s")
     # pytest: 0 all passed, 5 none collected; anything else (1 failures, 2 errors at collection) is a kill
     outcome = MISSED[0] if done.returncode in (0, 5) else UNIT
     return {"outcome": outcome, "seconds": time.time() - started, "detail": str(tail)[:300]}
-
-
-UNIT_TIMEOUT_S = 600.0
 
 
 def _unit_record(folder: Path, mutant: Mutant, fingerprint: str) -> dict[str, Any] | None:
