@@ -81,6 +81,9 @@ def test_a_run_that_stops_is_a_crash_and_a_timeout_says_so(tmp_path):
     crash = mutants.judge("conservation-laws", base, tmp_path / "base", None, tmp_path / "m", "ZeroDivisionError")
     late = mutants.judge("conservation-laws", base, tmp_path / "base", None, tmp_path / "m", mutants.TIMED_OUT + " 9 s")
     assert crash["outcome"] == late["outcome"] == mutants.CRASHED and late["timed_out"] and not crash["timed_out"]
+    kept = mutants.judge("conservation-laws", base, tmp_path / "base", None, tmp_path / "m",
+                         "stagewise: run failed: ValueError: x; partial run kept in /tmp/a/b.failed-1 (3 s)")
+    assert kept["detail"] == "stagewise: run failed: ValueError: x (3 s)" and "/tmp" not in kept["detail"]
 
 
 def test_the_unit_tests_of_a_module_are_those_whose_imports_reach_it():

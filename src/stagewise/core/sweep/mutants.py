@@ -184,6 +184,12 @@ def outputs(results: dict[str, Any], folder: Path) -> tuple[str, dict[str, Any]]
     return json.dumps(seen, sort_keys=True, default=str), arrays
 
 
+def public(message: str) -> str:
+    """A run's error line without this machine's paths (it is shown on the book's pages)."""
+    message = re.sub(r";? *partial run kept in \S+", "", message)
+    return re.sub(r"(?:/[\w.+-]+){2,}/?", "<path>", message).strip()
+
+
 def judge(chapter: str, base: dict[str, Any], base_folder: Path, results: dict[str, Any] | None, folder: Path,
           message: str) -> dict[str, Any]:
     """The outcome of a mutant's run of the chapter against the unmodified run."""
@@ -191,7 +197,7 @@ def judge(chapter: str, base: dict[str, Any], base_folder: Path, results: dict[s
     from stagewise.core.run import findings
     if results is None:
         timed_out = message.startswith(TIMED_OUT)
-        return {"outcome": CRASHED, "detail": message or "the run did not complete", "timed_out": timed_out}
+        return {"outcome": CRASHED, "detail": public(message) or "the run did not complete", "timed_out": timed_out}
     passed = {r["name"] for r in rows_of(base) if r.get("passed") is True}
     failed = [r["name"] for r in rows_of(results) if r.get("passed") is False and r["name"] in passed]
     spec = get_chapter(chapter)
