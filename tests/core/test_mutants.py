@@ -71,17 +71,17 @@ def _run(folder, value=1.0, passed=True, array=(1.0, 2.0)):
                                               ({"passed": False}, mutants.CHAPTER_ROWS)])
 def test_a_mutants_run_is_judged_against_the_unmodified_run(tmp_path, change, outcome):
     base = _run(tmp_path / "base")
-    found = mutants.judge("conservation-laws", base, tmp_path / "base", _run(tmp_path / "m", **change), tmp_path / "m",
+    found = mutants.judge(base, tmp_path / "base", _run(tmp_path / "m", **change), tmp_path / "m",
                           "")
     assert found["outcome"] == outcome
 
 
 def test_a_run_that_stops_is_a_crash_and_a_timeout_says_so(tmp_path):
     base = _run(tmp_path / "base")
-    crash = mutants.judge("conservation-laws", base, tmp_path / "base", None, tmp_path / "m", "ZeroDivisionError")
-    late = mutants.judge("conservation-laws", base, tmp_path / "base", None, tmp_path / "m", mutants.TIMED_OUT + " 9 s")
+    crash = mutants.judge(base, tmp_path / "base", None, tmp_path / "m", "ZeroDivisionError")
+    late = mutants.judge(base, tmp_path / "base", None, tmp_path / "m", mutants.TIMED_OUT + " 9 s")
     assert crash["outcome"] == late["outcome"] == mutants.CRASHED and late["timed_out"] and not crash["timed_out"]
-    kept = mutants.judge("conservation-laws", base, tmp_path / "base", None, tmp_path / "m",
+    kept = mutants.judge(base, tmp_path / "base", None, tmp_path / "m",
                          "stagewise: run failed: ValueError: x; partial run kept in /tmp/a/b.failed-1 (3 s)")
     assert kept["detail"] == "stagewise: run failed: ValueError: x (3 s)" and "/tmp" not in kept["detail"]
 
@@ -140,8 +140,20 @@ def test_the_machines_speed_is_not_an_output(tmp_path):
     base["values"]["vit_ms_per_step"] = 41.0
     other = _run(tmp_path / "m")
     other["values"]["vit_ms_per_step"] = 57.0
-    assert mutants.judge("conservation-laws", base, tmp_path / "base", other, tmp_path / "m", "")["outcome"] == \
+    assert mutants.judge(base, tmp_path / "base", other, tmp_path / "m", "")["outcome"] == \
         mutants.EQUIVALENT
     other["values"]["vit_loss"] = 1.0                                                       # control: a result
-    assert mutants.judge("conservation-laws", base, tmp_path / "base", other, tmp_path / "m", "")["outcome"] == \
+    assert mutants.judge(base, tmp_path / "base", other, tmp_path / "m", "")["outcome"] == \
         mutants.SURVIVED
+
+
+def test_a_claim_whose_verdict_moves_kills_the_mutant(tmp_path):
+    base = _run(tmp_path / "base")
+    base["claims"] = [{"name": "grows", "status": "pass", "passed": None}]
+    moved = _run(tmp_path / "m")
+    moved["claims"] = [{"name": "grows", "status": "not reproduced at this budget", "passed": None}]
+    found = mutants.judge(base, tmp_path / "base", moved, tmp_path / "m", "")
+    assert found["outcome"] == mutants.CHAPTER_ROWS and found["changed_findings"] == ["grows"]
+    same = _run(tmp_path / "s")
+    same["claims"] = base["claims"]                                                     # control: same verdict
+    assert mutants.judge(base, tmp_path / "base", same, tmp_path / "s", "")["outcome"] == mutants.EQUIVALENT

@@ -152,7 +152,7 @@ def run(chapters: list[str], out: Path, size: int, seed: int = 0, scheduler: str
             first = unit[(chapter, m.id)]
             row = {"id": m.id, **asdict(m), "unit": first}
             if first["outcome"] in MISSED:
-                row.update(judge(chapter, base, chapter_dir / BASELINE, engine.complete_results(chapter_dir / m.id),
+                row.update(judge(base, chapter_dir / BASELINE, engine.complete_results(chapter_dir / m.id),
                                  chapter_dir / m.id, messages.get(m.id, "")))
             else:
                 row.update(outcome=first["outcome"], detail=first["detail"])

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from stagewise.core.run.registry import PROJECT_ROOT, get_chapter
+from stagewise.core.run.registry import PROJECT_ROOT
 from stagewise.core.sweep.stored import ChapterResults
 
 MUTANTS_DIR = PROJECT_ROOT / "book" / "mutants"
@@ -190,7 +190,7 @@ def public(message: str) -> str:
     return re.sub(r"(?:/[\w.+-]+){2,}/?", "<path>", message).strip()
 
 
-def judge(chapter: str, base: dict[str, Any], base_folder: Path, results: dict[str, Any] | None, folder: Path,
+def judge(base: dict[str, Any], base_folder: Path, results: dict[str, Any] | None, folder: Path,
           message: str) -> dict[str, Any]:
     """The outcome of a mutant's run of the chapter against the unmodified run."""
     from stagewise.core.checks.rows import rows_of
@@ -200,11 +200,9 @@ def judge(chapter: str, base: dict[str, Any], base_folder: Path, results: dict[s
         return {"outcome": CRASHED, "detail": public(message) or "the run did not complete", "timed_out": timed_out}
     passed = {r["name"] for r in rows_of(base) if r.get("passed") is True}
     failed = [r["name"] for r in rows_of(results) if r.get("passed") is False and r["name"] in passed]
-    spec = get_chapter(chapter)
-    flipped = [f["name"] for f in findings.compare(spec, results.get("parameters", {}),
-                                                   results.get("claims", []))["changed"]]
-    flipped = [n for n in flipped if n not in {f["name"] for f in findings.compare(
-        spec, base.get("parameters", {}), base.get("claims", []))["changed"]}]
+    # a claim whose verdict moved from the unmodified run's: at the defaults, a published finding changed
+    unmodified = {c["name"]: findings.verdict(c) for c in base.get("claims", [])}
+    flipped = [c["name"] for c in results.get("claims", []) if findings.verdict(c) != unmodified.get(c["name"])]
     if failed or flipped:
         return {"outcome": CHAPTER_ROWS, "failed_rows": failed, "changed_findings": flipped,
                 "detail": "; ".join(failed[:3] + [f"finding {n}" for n in flipped[:2]])}
