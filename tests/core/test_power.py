@@ -111,6 +111,43 @@ def test_the_modules_left_out_of_a_chapters_fingerprint_never_run_in_its_kernel(
     assert not [m for m in loaded if outside_the_kernel(m.removeprefix("stagewise.core."))]
 
 
+def _imported(source: str, package: str) -> set[str]:
+    """Every module ``source`` imports, dotted and absolute (``from . import x`` inside ``package`` resolved)."""
+    import ast
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package if node.level else node.module or ""
+            base = f"{base}.{node.module}" if node.level and node.module else base
+            found |= {base} | {f"{base}.{a.name}" for a in node.names}
+    return found
+
+
+def test_nothing_that_computes_a_result_imports_the_drawing_code():
+    """What makes leaving the drawing code out of the fingerprint sound: of a chapter's modules and the kernel's,
+    only the session (which saves the figures) and the drawing modules themselves import it; the chapter's code cells
+    call it to draw. Control: the scan sees the session's import and the code cells'."""
+    from stagewise.core.run.provenance import DRAWING_IN_CORE, chapter_code_cells, drawing_files, outside_the_kernel
+    package = ROOT / "src" / "stagewise"
+    core = package / "core"
+    for chapter in CHAPTER_ORDER:
+        own = catalogue.package_of(chapter)
+        names = {f"stagewise.core.{m}" for m in DRAWING_IN_CORE} | {f"{own}.figures"}
+        drawing = set(drawing_files(chapter))
+        scanned = [f for f in sorted((package / own.split(".")[1]).rglob("*.py"))
+                   + sorted((package / "numerics").rglob("*.py")) + sorted(core.rglob("*.py"))
+                   if f not in drawing and not (f.is_relative_to(core) and outside_the_kernel(
+                       ".".join(f.relative_to(core).with_suffix("").parts)))]
+        importers = {str(f.relative_to(package)) for f in scanned
+                     if _imported(f.read_text(), ".".join(("stagewise", *f.relative_to(package).parent.parts)))
+                     & names}
+        assert importers == {"core/run/session.py"}, (chapter, importers)
+        cells = chapter_code_cells(get_chapter(chapter).source).replace("\n\x00\n", "\n")
+        assert _imported(cells, own) & names, chapter                     # control: the code cells draw
+
+
 def test_a_restamp_sees_code_and_front_matter_but_not_prose():
     """`stagewise power --restamp` marks a matrix current after a prose-only change: what it compares is the
     chapter's front matter and code cells (the control: a changed code cell, a changed front matter)."""

@@ -26,6 +26,34 @@ def test_the_fingerprint_covers_the_lock(tmp_path):
     assert provenance.code_fingerprint(source, root=copy) != before
 
 
+def test_redrawing_a_figure_leaves_stored_results_current_but_re_executes_the_chapter(tmp_path):
+    """The drawing code (a chapter's figures.py, core's styles and export) is outside the fingerprint of what a run
+    records, so a redrawn figure stales no stored matrix, sample or paper-scale run; the book still re-executes the
+    chapter. Control: an edit to the science of the same chapter changes both."""
+    copy = _project(tmp_path)
+    chapter = get_chapter("transformer-rank")
+    local = type(chapter)(chapter.name, chapter.source)
+
+    def both():
+        return (provenance.chapter_code_fingerprint(chapter.name, chapter.source, root=copy),
+                book.book_inputs(local, root=copy))
+
+    before = both()
+    drawing = [p.relative_to(copy) for p in provenance.drawing_files(chapter.name, root=copy)]
+    assert {str(p) for p in drawing} >= {"src/stagewise/transformer_rank/figures.py",
+                                         "src/stagewise/core/figures/styles.py"}, drawing
+    for path in drawing:
+        with open(copy / path, "a") as handle:
+            handle.write("\n# a redrawn figure\n")
+        results, inputs = both()
+        assert results == before[0] and inputs != before[1], path
+        before = (results, inputs)
+    with open(copy / "src" / "stagewise" / "transformer_rank" / "budget.py", "a") as handle:
+        handle.write("\n# the science\n")
+    results, inputs = both()
+    assert results != before[0] and inputs != before[1]
+
+
 def test_every_installed_distribution_is_recorded():
     found = provenance.versions()
     assert list(found)[0] == "python"

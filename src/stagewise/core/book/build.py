@@ -22,7 +22,7 @@ from stagewise.core.run import leftovers
 from stagewise.core.run import locks
 from stagewise.core.run import rundir
 from stagewise.core.run.registry import PROJECT_ROOT, Chapter, all_chapters
-from stagewise.core.run.provenance import chapter_code_fingerprint
+from stagewise.core.run.provenance import chapter_code_fingerprint, drawing_files
 from stagewise.core.book.paths import BUILD_DIR, EXECUTED_DIR, SITE_DIR, VERIFICATION_DIR
 from stagewise.core.book import site_record
 
@@ -111,12 +111,16 @@ def _sha(path: Path) -> str:
 def book_inputs(chapter: Chapter, root: Path = PROJECT_ROOT) -> str:
     """The fingerprint of what a chapter's execution is made from: its whole source (prose, front matter, code),
     the code it runs (:func:`~stagewise.core.run.provenance.chapter_code_fingerprint`: its subpackage, the kernel's
-    ``core/`` and ``numerics/``, the requirements and the lock) and the package's data files (the figure style
+    ``core/`` and ``numerics/``, the requirements and the lock), the code that draws its figures
+    (:func:`~stagewise.core.run.provenance.drawing_files`) and the package's data files (the figure style
     sheets). The command line, the book build, the sweeps and the restyling are not in it: a change there does not
     change what a chapter shows, so it re-executes nothing (the site's own fingerprint rebuilds the pages)."""
     import hashlib
     digest = hashlib.sha256(chapter_code_fingerprint(chapter.name, chapter.source, root).encode())
     digest.update(chapter.source.read_bytes())
+    for path in drawing_files(chapter.name, root):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
     package = root / "src" / "stagewise"
     for path in sorted(package.rglob("*")):
         if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts:

@@ -75,6 +75,25 @@ def outside_the_kernel(module: str) -> bool:
     return any(module == name or module.startswith(name + ".") for name in OUTSIDE_THE_KERNEL)
 
 
+#: The drawing code: the render functions that turn a run's figure data into a Figure (each chapter's
+#: ``figures.py``, core's ``figures.plots``), the figure styles and the export to PDF/SVG/PNG. It draws what a run
+#: computed and computes nothing a run records: no value, row, claim or figure array depends on it (only the chapter's
+#: code cells and the session, which saves the figures, import it; ``tests/core/test_power.py`` checks it). So a
+#: result stored from a run (a mutation matrix, a mutant sample, a run at the paper's scale, whose figures the book
+#: draws from their data with today's renderers) stays current when a figure is redrawn, while the book re-executes a
+#: chapter whose drawing code changed (:func:`stagewise.core.book.build.book_inputs` adds these files).
+DRAWING_IN_CORE = frozenset({"figures.export", "figures.plots", "figures.styles"})
+DRAWING_IN_A_CHAPTER = "figures"
+
+
+def drawing_files(chapter_name: str, root: Path = PROJECT_ROOT) -> list[Path]:
+    """The drawing modules a chapter's figures come from (see ``DRAWING_IN_CORE``), sorted."""
+    package = root / "src" / "stagewise"
+    own = package / chapter_name.replace("-", "_") / f"{DRAWING_IN_A_CHAPTER}.py"
+    core = [package / "core" / Path(*m.split(".")).with_suffix(".py") for m in DRAWING_IN_CORE]
+    return sorted(f for f in [own, *core] if f.is_file())
+
+
 def chapter_code_cells(chapter_source: Path) -> str:
     """The code cells of a chapter's MyST source, in order (what it computes; the prose can change without
     changing a number). Jupytext's own parse: a fenced code block inside prose is prose."""
@@ -84,17 +103,21 @@ def chapter_code_cells(chapter_source: Path) -> str:
 
 
 def chapter_code_fingerprint(chapter_name: str, chapter_source: Path, root: Path = PROJECT_ROOT) -> str:
-    """Hash of the code one chapter runs: its source's code cells (:func:`chapter_code_cells`), its own subpackage (``src/stagewise/<slug>/``), the shared
-    ``core/`` and ``numerics/`` (and the package's top-level modules), the requirements and the lock. No chapter
-    imports another chapter's subpackage (``tests/core/test_power.py`` checks it), so a change in one chapter's
-    code leaves the others' mutation matrices current (:mod:`stagewise.core.sweep.power`)."""
+    """Hash of the code that computes what one chapter's run records: its source's code cells
+    (:func:`chapter_code_cells`), its own subpackage (``src/stagewise/<slug>/``), the shared ``core/`` and
+    ``numerics/`` (and the package's top-level modules), the requirements and the lock; without the drawing code
+    (:func:`drawing_files`). No chapter imports another chapter's subpackage (``tests/core/test_power.py`` checks
+    it), so a change in one chapter's code leaves the others' mutation matrices current
+    (:mod:`stagewise.core.sweep.power`)."""
     package = root / "src" / "stagewise"
     own = package / chapter_name.replace("-", "_")
     shared = [package / "core", package / "numerics"]
     core = package / "core"
+    drawing = set(drawing_files(chapter_name, root))
     files = sorted(package.glob("*.py")) + sorted(
         f for d in [*shared, own] if d.is_dir() for f in d.rglob("*.py")
-        if not (f.is_relative_to(core) and outside_the_kernel(".".join(f.relative_to(core).with_suffix("").parts))))
+        if f not in drawing and not (f.is_relative_to(core)
+                                     and outside_the_kernel(".".join(f.relative_to(core).with_suffix("").parts))))
     digest = hashlib.sha256()
     digest.update(b"code cells of the chapter")
     digest.update(chapter_code_cells(chapter_source).encode())
