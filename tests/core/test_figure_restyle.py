@@ -117,6 +117,37 @@ def test_the_audit_sees_small_text_and_poor_contrast():
     assert any("dark on dark" in p and "contrast" in p for p in problems)
 
 
+def test_a_wide_book_figure_keeps_its_text_legible_in_the_column():
+    """A figure wider than the page's column is scaled down there: the book's style enlarges text that would show
+    under 9 px, and no more. Controls: the same figure without finish() fails the audit; a narrow one keeps its
+    8 pt text (shown at full size, 8 pt is 12 px); the paper preset, printed at its own size, is left alone."""
+    import matplotlib.pyplot as plt
+
+    def strip(style, width):
+        with style.context():
+            fig, axes = style.subplots(1, 4, size=(width, 2.6))
+            for ax in axes:
+                ax.plot([0, 1], [0, 1], label="a curve")
+                ax.set_title("panel", fontsize=8)
+            axes[-1].legend(fontsize=8)
+        return fig
+
+    book = styles.resolve("book")
+    raw = strip(book, 12.0)
+    assert any("'panel'" in p and "9 px" in p for p in styles.audit(raw, book))
+    done = book.finish(strip(book, 12.0))
+    assert styles.audit(done, book) == []
+    width = book.saved_width_in(done)
+    smallest = min(size for size, _ in styles.text_sizes(done))
+    shown_px = smallest / 72 * min(book.rc["figure.dpi"], styles.SCREEN_COLUMN_PX / width)
+    assert 9.0 <= shown_px < 9.5, shown_px                      # enlarged to the floor, not beyond
+    narrow = book.finish(strip(book, 5.0))
+    assert min(size for size, text in styles.text_sizes(narrow) if text == "panel") == 8
+    paper = styles.resolve("paper")
+    assert paper.screen_floor_pt(12.0) is None and styles.audit(paper.finish(strip(paper, 12.0)), paper) == []
+    plt.close("all")
+
+
 def test_slide_sizes_are_exact_pixels(run_dir, tmp_path):
     one = restyle(run_dir, "curves", "talk-16x9", "png", tmp_path)[0]
     assert Image.open(one).size == (1920, 1080)

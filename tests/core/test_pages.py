@@ -181,6 +181,46 @@ def test_figures_are_sharp_on_a_high_dpi_screen(built_book):
     assert all(ratios.values()) and not any(soft.values()), soft
 
 
+def test_figure_text_is_legible_at_the_columns_width(built_book):
+    """No text of a figure shows under 9 CSS px on its page at 1366 x 768: its smallest text (points, at the size the
+    figure is saved) times the CSS px per inch it is shown at (the image's width on the page over the saved width).
+    Control: the same figures drawn without the style's finish() have text under 9 px where they are wide."""
+    _need_chromium()
+    import matplotlib
+    matplotlib.use("agg")
+    import matplotlib.pyplot as plt
+    from stagewise.core.book import build, figure_pages
+    from stagewise.core.figures import restyle, sidecar, styles
+    book = styles.resolve("book")
+    shown = {}
+    with browser.serve(HTML) as base_url, browser.chromium() as chromium:
+        context = chromium.new_context(viewport={"width": 1366, "height": 768})
+        page = context.new_page()
+        for chapter in all_chapters():
+            for kind in ("chapters", "verification"):
+                browser._open(page, base_url + f"{kind}/{chapter.name}.html")
+                shown.update(page.evaluate("() => Object.fromEntries([...document.querySelectorAll('main figure[id]')]"
+                                           ".map(f => [f.id, (f.querySelector('img.only-light') || f.querySelector('img'))])"
+                                           ".filter(([id, i]) => i).map(([id, i]) => [id, i.clientWidth]))"))
+        context.close()
+    small, unfinished, measured = {}, {}, 0
+    for figure in figure_pages.book_figures(build.EXECUTED_DIR, [c.name for c in all_chapters()]):
+        if figure.anchor not in shown:
+            continue
+        data = sidecar.read(figure.folder, figure.stem)
+        for finished in (True, False):
+            with book.context():
+                fig = restyle.draw(data, book) if finished else restyle.renderer(data.renderer)(data.data, book)
+                px_per_pt = shown[figure.anchor] / book.saved_width_in(fig) / 72
+                least = min(size for size, _ in styles.text_sizes(fig)) * px_per_pt
+            plt.close(fig)
+            if least < styles.MIN_SCREEN_TEXT_PX - 0.05:
+                (small if finished else unfinished)[figure.anchor] = round(least, 1)
+        measured += 1
+    assert measured >= 20 and not small, small
+    assert unfinished, "control: no figure of the book needs its text enlarged"
+
+
 def test_screenshots_are_saved_per_page(page_reports):
     from PIL import Image
     for path in page_reports:

@@ -54,6 +54,12 @@ DESCRIPTIONS = {
 MIN_TEXT_PT = {"talk": 14.0, "poster": 20.0}
 #: WCAG's contrast ratio for normal text.
 MIN_CONTRAST = 4.5
+#: Where the book shows a figure: in the reading column of a page, 741 CSS px wide at a 1366 x 768 window, at its
+#: natural size (``figure.dpi`` CSS px per inch, the notebook's PNG carrying twice that) up to the column's width, so a
+#: wide figure is scaled down. Text under ``MIN_SCREEN_TEXT_PX`` CSS px there is too small to read:
+#: :meth:`Style.finish` enlarges it, :func:`audit` reports it, and the page test measures it on the built pages.
+SCREEN_COLUMN_PX = 741.0
+MIN_SCREEN_TEXT_PX = 9.0
 
 
 class StyleError(ValueError):
@@ -136,6 +142,25 @@ class Style:
         found = [pt for kind, pt in MIN_TEXT_PT.items() if kind in self.sheets]
         return max(found) if found else None
 
+    @property
+    def on_screen(self) -> bool:
+        """The book's own presets, shown in a page's column at the figure's natural size (not a page or a slide)."""
+        return self.sheets in (("book",), ("book", "dark"))
+
+    def screen_floor_pt(self, width_in: float) -> float | None:
+        """The smallest text, in points, that a figure ``width_in`` wide (saved with its tight box) can hold and
+        still show ``MIN_SCREEN_TEXT_PX`` CSS px tall in the book's column; None for the presets not shown there."""
+        if not self.on_screen:
+            return None
+        css_px_per_inch = min(float(self.rc["figure.dpi"]), SCREEN_COLUMN_PX / width_in)
+        return MIN_SCREEN_TEXT_PX * 72.0 / css_px_per_inch
+
+    def saved_width_in(self, fig: plt.Figure) -> float:
+        """The width of ``fig`` as saved: its tight box and the padding around it."""
+        fig.canvas.draw()
+        pad = float(self.rc.get("savefig.pad_inches", 0.1))
+        return fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * pad
+
     @contextlib.contextmanager
     def context(self) -> Iterator["Style"]:
         """Matplotlib's rcParams set to this style while a figure is drawn and saved."""
@@ -151,8 +176,11 @@ class Style:
             return plt.subplots(nrows, ncols, figsize=figsize, **kwargs)
 
     def finish(self, fig: plt.Figure) -> plt.Figure:
-        """Recolour what a render function drew in literal black (or white) to the ink (or the background), so
-        that a dark preset never shows an invisible line; on light presets nothing changes."""
+        """On the book's presets, enlarge any text that would show under ``MIN_SCREEN_TEXT_PX`` in the page's
+        column (a wide figure is scaled down there); on dark presets, recolour what a render function drew in
+        literal black (or white) to the ink (or the background), so that no line is invisible."""
+        if self.on_screen:
+            self._lift_small_text(fig)
         if not self.dark:
             return fig
         black, white = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
@@ -186,6 +214,18 @@ class Style:
                 artist.set_facecolor(swap(artist.get_facecolor()))
         fig.patch.set_facecolor(self.background)
         return fig
+
+    def _lift_small_text(self, fig: plt.Figure, rounds: int = 3) -> None:
+        """Set every text under the screen floor to the floor; larger text makes the layout move and may widen the
+        figure's box, so measure again (the floor settles within a round or two)."""
+        with self.context():
+            for _ in range(rounds):
+                floor = self.screen_floor_pt(self.saved_width_in(fig))
+                small = [t for t in _visible_texts(fig) if t.get_fontsize() < floor - 1e-6]
+                if not small:
+                    return
+                for text in small:
+                    text.set_fontsize(round(floor + 0.05, 1))
 
     def describe(self) -> dict[str, Any]:
         """What the provenance records about the style (also embedded in each exported file)."""
@@ -255,14 +295,18 @@ def _behind(text: mpl.text.Text, fig: plt.Figure):
 
 def audit(fig: plt.Figure, style: Style) -> list[str]:
     """What is wrong with a rendered figure for this style, one line each: text under the preset's minimum
-    size; on a dark preset, text whose contrast with what is behind it is under 4.5:1 (WCAG AA)."""
+    size, or on the book's presets too small to read in the page's column; on a dark preset, text whose contrast with what is behind it is under 4.5:1 (WCAG AA)."""
     problems = []
     fig.canvas.draw()
     floor = style.min_text_pt
+    screen = style.screen_floor_pt(style.saved_width_in(fig)) if style.on_screen else None
     for text in _visible_texts(fig):
         label = text.get_text().strip()[:40]
         if floor is not None and text.get_fontsize() < floor - 1e-6:
             problems.append(f"text {label!r} is {text.get_fontsize():.1f} pt, under {floor:g} pt")
+        if screen is not None and text.get_fontsize() < screen - 1e-6:
+            problems.append(f"text {label!r} is {text.get_fontsize():.1f} pt, under {screen:.1f} pt: less than "
+                            f"{MIN_SCREEN_TEXT_PX:g} px in the book's {SCREEN_COLUMN_PX:g}-px column")
         ratio = contrast_ratio(text.get_color(), _behind(text, fig)) if style.dark else MIN_CONTRAST
         if ratio < MIN_CONTRAST:
             problems.append(f"text {label!r} has contrast {ratio:.2f}:1 with its background, under {MIN_CONTRAST}:1")
