@@ -15,15 +15,22 @@ SMOKE = FIXTURE_CHAPTERS / "smoke-test.md"
 DIES = Path(__file__).resolve().parents[1] / "nbmake" / "failing-outside-a-cell.md"
 
 
-def test_every_chapter_runs_as_a_notebook_and_passes_its_checks():
+def test_every_chapter_runs_as_a_notebook_and_its_atlas_ci_point_holds():
+    """Each chapter's notebook at its atlas's CI point passes its checks, and the run holds as the atlas judges
+    that point (every row passes or has no verdict with its reason): CI runs that point once, here."""
+    from stagewise.core.sweep import atlas
     parameters = lanes.lane_parameters()
     assert set(parameters) == {c.name for c in all_chapters()}
     notebooks = lanes.prepare(parameters, {c.name: c.source for c in all_chapters()})
     done = lanes.run(notebooks)
     assert done.returncode == 0, done.stdout[-4000:]
     for notebook in notebooks:                             # the injected parameters reached the run
+        chapter = notebook.stem
         results = json.loads((notebook.parent / "results.json").read_text())
-        assert results["parameters"]["seed"] == parameters[notebook.stem]["seed"], notebook.stem
+        point = lanes.atlas_point(chapter)
+        assert all(results["parameters"][k] == v for k, v in point["overrides"].items()), chapter
+        verdict = atlas.judge(chapter, point, notebook.parent, "done", "")
+        assert not verdict.problems and verdict.checks, (chapter, verdict.problems)
 
 
 def test_the_lane_fails_on_an_error_in_a_cell_a_dead_kernel_and_a_failed_check(fixture_chapters, tmp_path):

@@ -174,8 +174,8 @@ def test_a_restamp_refuses_a_matrix_that_code_changes_made_stale(tmp_path, monke
 
 @pytest.mark.parametrize("chapter", CHAPTER_ORDER)
 def test_ci_runs_the_ci_bug_at_the_point_the_atlas_judges_unmodified(chapter):
-    """`power --ci` runs the CI bug at the chapter's first CI atlas point (whose unmodified run `atlas --ci` judges
-    in the same suite), with the bug in the run's environment; the full matrix runs at the defaults."""
+    """`power --ci` runs the CI bug at the chapter's first CI atlas point (whose unmodified run the nbmake lane
+    judges as that atlas point in the same suite), with the bug in the run's environment; the full matrix runs at the defaults."""
     from stagewise.core.sweep import atlas
     bug = next(b for b in power.catalogue(chapter) if b.ci)
     point = atlas.load(chapter, ci=True)[1][0]

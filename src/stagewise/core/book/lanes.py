@@ -42,14 +42,17 @@ def verdict(path: str | Path = "results.json") -> None:
 
 def lane_parameters(path: Path = PARAMETERS_FILE) -> dict[str, dict]:
     """Each chapter's lane parameters: a mapping NAME: VALUE, or ``{atlas_point: i}``, the overrides of point ``i``
-    of the chapter's parameter atlas (a small set the atlas already judges, so the lane's sizes live in one file)."""
-    out = {}
-    for chapter, given in (yaml.safe_load(path.read_text()) or {}).items():
-        if isinstance(given, dict) and set(given) == {"atlas_point"}:
-            from stagewise.core.sweep import atlas
-            given = dict(atlas.load(chapter)[1][given["atlas_point"]]["overrides"])
-        out[chapter] = given
-    return out
+    of the chapter's parameter atlas, or ``{atlas_point: ci}``, its first CI point (:func:`atlas_point`)."""
+    return {chapter: (dict(atlas_point(chapter, given["atlas_point"])["overrides"])
+                      if isinstance(given, dict) and set(given) == {"atlas_point"} else given)
+            for chapter, given in (yaml.safe_load(path.read_text()) or {}).items()}
+
+
+def atlas_point(chapter: str, index: int | str = "ci") -> dict:
+    """Point ``index`` of the chapter's parameter atlas, or its first CI point for ``"ci"``: the lane's run of it
+    is judged as the atlas judges that point (:func:`stagewise.core.sweep.atlas.judge`), so CI runs it once."""
+    from stagewise.core.sweep import atlas
+    return atlas.load(chapter, ci=True)[1][0] if index == "ci" else atlas.load(chapter)[1][index]
 
 
 def prepare(chapters: dict[str, dict], sources: dict[str, Path], folder: Path = LANE_DIR) -> list[Path]:

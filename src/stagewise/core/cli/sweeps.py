@@ -39,6 +39,8 @@ def add_parsers(sub) -> None:
                     "short (listed), 2 bad input, 130 interrupted.")
     a.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: every chapter with an atlas)")
     a.add_argument("--ci", action="store_true", help="only the points each atlas file lists under 'ci:' and the exercise marked ci (fast)")
+    a.add_argument("--exercises", action="store_true",
+                   help="only the exercises (with --ci, the one marked ci per chapter), not the other points")
     a.add_argument("--out", type=Path, metavar="DIR", help="atlas folder (default: runs/atlas, or runs/atlas-ci)")
     _dask_options(a)
     m = sub.add_parser(
@@ -50,7 +52,7 @@ def add_parsers(sub) -> None:
                     "it passes unmodified and fails under the bug; a crash is no kill. Writes the matrix to "
                     "book/power/<chapter>.json (the book's appendix 'What the checks can catch' is made from it). "
                     "--ci: only the one bug each catalogue marks for CI, at the chapter's CI atlas point (the first "
-                    "'ci:' point of tests/atlas/<chapter>.yaml, whose unmodified run the atlas's CI subset judges), "
+                    "'ci:' point of tests/atlas/<chapter>.yaml, whose unmodified run the nbmake lane judges in CI), "
                     "no baseline, nothing stored. Exit status: "
                     "0 every bug killed, 1 some bug survived or crashed, 2 bad input, 130 interrupted.")
     m.add_argument("chapters", nargs="*", metavar="CHAPTER", help="chapters (default: all)")
@@ -163,14 +165,14 @@ def atlas_command(args: argparse.Namespace) -> int:
         get_chapter(name)                                   # an unknown chapter: one line, exit 2
     directory = args.out or Path("runs") / ("atlas-ci" if args.ci else "atlas")
     started = time.time()
-    verdicts = atlas.run(chapters, directory, args.ci, args.scheduler, args.workers)
+    verdicts = atlas.run(chapters, directory, args.ci, args.scheduler, args.workers, points=not args.exercises)
     seconds = time.time() - started
     lines = atlas.summary(verdicts)
     bad = [v for v in verdicts if v.problems]
     from stagewise.core.run.rundir import write_text_atomic
     directory.mkdir(parents=True, exist_ok=True)
     write_text_atomic(directory / "atlas.json", json.dumps(
-        {"chapters": chapters, "ci": args.ci, "wall_seconds": round(seconds, 1),
+        {"chapters": chapters, "ci": args.ci, "exercises_only": args.exercises, "wall_seconds": round(seconds, 1),
          "points": [vars(v) for v in verdicts]}, indent=2, default=str))
     print("\n".join(lines))
     print(f"stagewise: atlas of {len(chapters)} chapter(s), {len(verdicts)} parameter sets in {seconds:.0f} s: "

@@ -200,10 +200,13 @@ def judge(chapter: str, point: dict[str, Any], folder: Path, status: str, messag
 
 
 def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None = None, workers: int = 0,
-        say: Callable[[str], None] = print) -> list[PointVerdict]:
-    """Run the atlas of each chapter (every point validated first, for all chapters, before anything runs)."""
+        say: Callable[[str], None] = print, points: bool = True) -> list[PointVerdict]:
+    """Run the atlas of each chapter (every point validated first, for all chapters, before anything runs);
+    ``points=False``: only its exercises."""
     from stagewise.core.sweep import engine as sweep
     loaded = {c: load(c, ci) for c in chapters}
+    if not points:
+        loaded = {c: (grid, []) for c, (grid, _) in loaded.items()}
     for c in chapters:   # the exercises run as points of their own (validated before anything runs)
         loaded[c][1].extend(ex for ex in exercises(c, ci) if ex["id"] not in {p["id"] for p in loaded[c][1]})
     verdicts = []

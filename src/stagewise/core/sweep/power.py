@@ -51,7 +51,7 @@ def points(chapter: str, bugs: list[Bug], baseline: bool, overrides: dict[str, A
 
 def ci_overrides(chapter: str) -> dict[str, Any]:
     """Where CI runs a chapter's CI bug: the first CI point of its parameter atlas (a small set whose unmodified run
-    the atlas's CI subset judges in the same suite), or the defaults for a chapter without an atlas file."""
+    the nbmake lane judges as an atlas point in the same suite), or the defaults for a chapter without an atlas file."""
     from stagewise.core.sweep import atlas
     if not atlas.atlas_file(chapter).is_file():
         return {}
@@ -61,7 +61,7 @@ def ci_overrides(chapter: str) -> dict[str, Any]:
 def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: float,
            messages: dict[str, str] | None = None) -> dict[str, Any]:
     """The bug x check matrix of a power run folder. Without a baseline (``ci``) every theorem row is taken to
-    pass unmodified, which the atlas's CI subset asserts at the same point."""
+    pass unmodified, which the nbmake lane's run of the same point asserts in the same suite."""
     from stagewise.core.checks.rows import rows_of
     base = complete_results(directory / "points" / BASELINE)
     if base is None and not ci:
