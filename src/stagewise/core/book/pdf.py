@@ -170,6 +170,7 @@ h1, h2, h3, h4 { break-after: avoid; page-break-after: avoid; break-inside: avoi
 /* the mutation catalogues in print: one block per bug (its line of facts, then what it is), not seven columns
    crushed into the width of a page; the matrices in a compact type */
 table.stagewise-power { font-size: 0.78em; }
+table.stagewise-matrix { font-size: 0.7em; }   /* conservation-laws: 24 check columns across the page */
 table.stagewise-matrix :is(td, th) { padding: 0.1em 0.12em; }
 table.stagewise-power:not(.stagewise-matrix), table.stagewise-power:not(.stagewise-matrix) tbody { display: block; }
 table.stagewise-power:not(.stagewise-matrix) thead { display: none; }
