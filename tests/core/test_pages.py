@@ -349,6 +349,7 @@ def test_pdf_of_the_book(book_pdf):
     assert re.search(r"Control,", text) and "tolerance" in text and "Theorem" in text and "Bibliography" in text
     assert sum(len(page.images) for page in reader.pages) >= 6 * 3          # figures of every chapter
     document = pypdfium2.PdfDocument(str(out))
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)          # this test alone, before the page screenshots
     for index in range(3):
         image = document[index].render(scale=0.5).to_pil().convert("L")
         low, high = image.getextrema()
