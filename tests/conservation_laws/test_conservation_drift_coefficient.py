@@ -62,3 +62,21 @@ def test_same_step_count_bug_runs_every_step_size_for_the_same_steps(monkeypatch
     short = drift_coefficient.same_step_count_run(family, data, params, ETAS, HORIZON)
     assert np.allclose(buggy.times, np.linspace(0, HORIZON, 101))
     assert torch.allclose(buggy.invariants, short.invariants)
+
+
+def test_the_coefficient_window_is_the_quadratic_models_first_order_error():
+    """On a quadratic loss L = lambda w^2 / 2, eta sum_t g_t^2 over the whole descent is lambda w0^2 / (2 - x) and
+    the flow's integral of g^2 is lambda w0^2 / 2 (x = eta lambda): their relative gap is x / (2 - x) exactly, which
+    the window scales by COEFFICIENT_SLACK (a solver error of rtol on top). Summed here step by step, not from the
+    formula (control: a window of x / (3 - x) misses it)."""
+    lam, w0, rtol = 3.0, 0.7, 1e-6
+    for x in (0.05, 0.3, 0.9):
+        eta = x / lam
+        steps = np.arange(20_000)
+        descent = eta * np.sum((lam * w0 * (1 - x) ** steps) ** 2)
+        flow = lam * w0 ** 2 / 2                           # int_0^inf (lam w0 e^{-lam t})^2 dt
+        gap = descent / flow - 1
+        window = drift_coefficient.coefficient_window(np.array([x]), rtol)[0]
+        extra = window - drift_coefficient.COEFFICIENT_SLACK * gap
+        assert extra == pytest.approx(drift_coefficient.FLOW_SLACK * rtol, rel=1e-9, abs=1e-12), x
+        assert abs(drift_coefficient.COEFFICIENT_SLACK * x / (3 - x) - drift_coefficient.COEFFICIENT_SLACK * gap) > 1e-3

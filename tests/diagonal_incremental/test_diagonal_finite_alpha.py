@@ -65,3 +65,19 @@ def test_unknown_correction_is_refused(orthogonal):
     model, u0, v0, *_ = orthogonal
     with pytest.raises(ValueError, match="correction must be"):
         finite_alpha.predicted_times(model, u0, v0, 1e-8, "half")
+
+
+def test_the_studys_x_is_the_variable_of_the_thresholds_expansion():
+    """The finite-alpha row's tolerance is x^2 in the variable in which the thresholds b^0, b_hi are expanded to
+    first order (b^0 = 1 - x log(u0 + v0)): the study's x must be that one. Read back from the thresholds
+    themselves, at several alphas (control: twice the variable, which would quadruple the tolerance, differs)."""
+    from stagewise.diagonal_incremental.flow import normalize_init
+    rng = np.random.default_rng(3)
+    u0, v0 = rng.uniform(0.5, 1.5, 6), rng.uniform(-0.4, 0.4, 6)
+    un, vn = normalize_init(u0, v0)
+    for alpha in (1e-4, 1e-16, 1e-64):
+        b0, _ = finite_alpha.log_scale_thresholds(u0, v0, alpha)
+        read_back = (1.0 - b0) / np.log(un + vn)
+        x = finite_alpha.FiniteAlphaStudy(alpha, {}).x
+        assert np.allclose(read_back, x, rtol=1e-12), alpha
+        assert not np.allclose(read_back, 2 * x, rtol=1e-3)

@@ -81,3 +81,23 @@ def test_zero_speed_is_relative():
     assert theorem_31.thm31_constant(X, G, 1e-15)[0] == math.inf       # rounding-level speed counts as zero
     assert math.isfinite(theorem_31.thm31_constant(X, G, 0.5)[0])
     assert math.isnan(theorem_31.safe_ratio(1.0, 1e-15, scale)) and theorem_31.safe_ratio(1.0, 0.5, scale) == 2.0
+
+
+def test_optima_ranks_measures_the_optima_of_the_source_it_names():
+    """source="kept" measures the kept optima (the continuation's, often the Prop 3.2 construction) and
+    source="random" the best random restarts: each row's layer measures are those of that source's network at its
+    depth (control: the two sources' networks measure differently here, so a swap would show)."""
+    X, G = problems.gaussian_data(20, 5, gen(4))
+    data = {"Gaussian": (X, G)}
+    res = deepening.escape_by_depth(X, G, [2, 3, 4], 6, 8, 300, 0.1, 1e-4, gen(5))
+    differ = False
+    for source, nets in (("kept", res.optima), ("random", res.random_optima)):
+        found = theorem_31.optima_ranks({"Gaussian": res}, data, plateau=math.inf, source=source)
+        assert found.count == 2
+        for row in found.rows:
+            L = row[1]
+            i = res.depths.index(L)
+            assert row[4:] == theorem_31._deep_diag(nets[i], X), (source, L)
+            other = (res.random_optima if source == "kept" else res.optima)[i]
+            differ |= row[4:] != theorem_31._deep_diag(other, X)
+    assert differ

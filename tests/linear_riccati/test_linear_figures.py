@@ -39,6 +39,7 @@ def every_figure():
         "mirror": (figures.mirror, figure_data.mirror(mirror)),
         "whitened": (figures.whitened, figure_data.whitened(white)),
         "jump": (figures.jump, figure_data.jump(whitened_experiments.jump_rates(sw, [2, 4], white), white)),
+        "jump_inputs": (whitened_experiments.jump_rates(sw, [2, 4], white), white),
         "noise": (figures.noise, figure_data.noise(lngd, noise_experiments.pure_noise_sde(5, 100, 1, 2))),
         "signature": (figures.signature, figure_data.signature(white, gamma_sweep.gamma_sweep(
             [p], [0.01, 1.0], 0.02, 4.0, keep=[True, True]), sig, [0.01, 1.0], 10)),
@@ -75,6 +76,23 @@ def test_the_closed_forms_are_in_the_data(every_figure):
     assert every_figure["noise"][1]["sde"]["ratio"].shape[1] == 3
     fig1a = every_figure["fig1a"][1]["panels"]["p0"]
     assert (fig1a["t"] > 0).all() and np.all(np.diff(fig1a["t"]) > 0)       # the log time axis: t > 0, increasing
+
+
+def test_the_jump_figures_first_order_line_is_the_derived_rate(every_figure):
+    """The right panel's straight lines are the derived first correction of the rescaled half-time,
+    jump_process.rescaled_half_time_first_order, written in x = 1/ln(1/gamma): evaluated here at the gamma of each
+    x > 0 and compared point by point (control: the same line with 2^s for 2s differs)."""
+    import dataclasses
+    from stagewise.linear_riccati.jump_process import rescaled_half_time_first_order
+    jump_rates, white = every_figure["jump_inputs"]
+    # singular values where 2 s and 2^s differ (the fixture's 1 and 2 are the two where they agree)
+    jump = figure_data.jump(jump_rates, dataclasses.replace(white, sigma_star=np.array([3.0, 0.5])))
+    xs, sig = jump["xs"][1:], jump["sigma_star"]
+    expected = np.stack([rescaled_half_time_first_order(s, np.exp(-1 / xs)) for s in sig])
+    np.testing.assert_allclose(jump["first_order"][:, 1:], expected, rtol=1e-12)
+    np.testing.assert_allclose(jump["first_order"][:, 0], 1 / (2 * sig), rtol=1e-12)       # x = 0: the jump time
+    wrong = np.stack([1 / (2 * s) + np.log(2 * s) / (2 ** s) * xs for s in sig])
+    assert not np.allclose(wrong, expected, rtol=1e-3)
 
 
 def test_the_render_functions_import_no_torch_and_compute_nothing():

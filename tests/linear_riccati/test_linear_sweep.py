@@ -221,3 +221,19 @@ def test_near_controls_of_the_loss_and_gap_rows():
     row, mixed = objective_31.gap_vs_drift_max(res), objective_31.gap_vs_drift_steps_mixed(res)
     assert row <= 2.0 < mixed and 3.0 < mixed / row < 6.0
     assert corollary_31.global_bound_bottom(res) > 0
+
+
+def test_the_global_bound_is_the_frobenius_drift_over_four_gamma():
+    """global_bound_bottom: the global drift bound ||D||_F / (2 sqrt(2 gamma)) over the bottom branch sqrt(2 gamma),
+    that is ||D||_F / (4 gamma), at the smallest gamma, the larger of both steps. Computed here on a planted drift D
+    (control: a far larger drift at a larger gamma is left out)."""
+    from types import SimpleNamespace
+    d, G = 3, np.array([1e-4, 1e-4, 0.5])
+    rng = np.random.default_rng(0)
+    drifts = [rng.normal(size=(len(G), d, d)) * s for s in (1e-6, 3e-6)]        # coarse, fine
+    drifts[1][2] *= 1e6                                                         # gamma = 0.5: not the bottom
+    runs = [SimpleNamespace(inv=np.stack([2 * g * np.eye(d) + D for g, D in zip(G, drift)])) for drift in drifts]
+    sweep = SimpleNamespace(coarse=runs[0], fine=runs[1], G=G, d=d)
+    expected = max(np.linalg.norm(drifts[1][b]) for b in (0, 1)) / (4 * G[0])
+    assert corollary_31.global_bound_bottom(sweep) == pytest.approx(expected, rel=1e-9)
+    assert np.linalg.norm(drifts[1][2]) / (4 * G[2]) > 100 * expected
