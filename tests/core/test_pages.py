@@ -221,6 +221,32 @@ def test_figure_text_is_legible_at_the_columns_width(built_book):
     assert unfinished, "control: no figure of the book needs its text enlarged"
 
 
+OVERLAPS_JS = """() => [...document.querySelectorAll('main figure[id]')].map(f => {
+  const b = f.querySelector('.stagewise-figure-menu > summary'), i = f.querySelector('img.only-light') || f.querySelector('img');
+  if (!b || !i) return null;
+  const r = b.getBoundingClientRect(), q = i.getBoundingClientRect();
+  const w = Math.min(r.right, q.right) - Math.max(r.left, q.left), h = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+  return [f.id, w > 0 && h > 0 ? Math.round(w * h) : 0];
+}).filter(x => x)"""
+
+
+def test_a_figures_menu_button_covers_none_of_the_figure(built_book):
+    """The "download · cite" button of each figure sits above the image, so it hides no legend or title of the
+    figure. Control: the same button placed in the figure's corner (no shift) covers part of the images that fill
+    the column (at least five of them)."""
+    _need_chromium()
+    with browser.serve(HTML) as base_url, browser.chromium() as chromium:
+        page = chromium.new_context(viewport={"width": 1366, "height": 768}).new_page()
+        covered, control = {}, []
+        for chapter in all_chapters():
+            browser._open(page, base_url + f"chapters/{chapter.name}.html")
+            covered.update({f: a for f, a in page.evaluate(OVERLAPS_JS) if a})
+            page.add_style_tag(content=".stagewise-figure-menu { transform: none !important; }")
+            control += [a for _, a in page.evaluate(OVERLAPS_JS)]
+    assert control and not covered, covered
+    assert sum(a > 0 for a in control) >= 5, control
+
+
 def test_screenshots_are_saved_per_page(page_reports):
     from PIL import Image
     for path in page_reports:
