@@ -50,3 +50,22 @@ def test_gap_of_the_study_is_the_gap_of_a_new_run():
         assert gd_norms.gap_of(gd, 64, reference) == pytest.approx(gd_norms.gap_at(3, 64, 30.0, 2, reference), rel=1e-12)
     short = gd_norms.norm_vs_n_gd(3, 6, 30.0, draws=2, max_steps=2000)
     assert short.max_steps == 2000 and short.capped.sum() > gd.capped.sum()
+
+
+def test_off_mask_shares_stay_under_their_ceiling_at_a_large_lambda():
+    """Proposition 1's row at log(1/lambda) = 10 (prop-relu-orthogonal-balance): on Figure 6's small-init runs of a
+    draw where a point is fitted before a wrong-signed component reaches 0, the share carried off the mask is far
+    above a fixed 1e-6 (the control: a tolerance that ignores lambda fails a correct trainer) and below the ceiling
+    of what those components keep of their start; at log(1/lambda) = 30 the same draws keep less than 1e-6."""
+    from stagewise.core.run.device import stream_seed
+    from stagewise.relu_orthogonal import width_study
+    from stagewise.relu_orthogonal.norms import off_mask_ceiling, off_mask_share
+    seed = stream_seed(5, "norm-vs-width")
+    for log_inv_lam, large in ((10.0, True), (30.0, False)):
+        batch, _, rg, _ = width_study.small_init_runs(seed, 32, 1024, log_inv_lam, 3)
+        W, a = rg.weights()
+        init_norm = np.exp(-gd_norms._log_init_norm(log_inv_lam, 1024))
+        share = [off_mask_share(W[q], a[q], b[0], b[3]) for q, b in enumerate(batch)]
+        ceiling = [off_mask_ceiling(b[1], init_norm, a[q], b[0], b[3]) for q, b in enumerate(batch)]
+        assert all(s <= c for s, c in zip(share, ceiling))
+        assert (max(share) > 1e-6) is large

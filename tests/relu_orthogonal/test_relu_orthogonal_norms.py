@@ -28,3 +28,17 @@ def test_off_mask_share_counts_only_neurons_outside_the_mask():
     M = np.array([[True, False], [False, True]])          # point 0: neuron 0; point 1: neuron 1
     assert norms.off_mask_share(W, a, y, M) == 1.0              # neuron 0 carries 2 * 0.5 = 1 of |y_1| = 1
     assert norms.off_mask_share(W, a, y, np.array([[True, False], [True, True]])) == 0.0
+
+
+def test_off_mask_ceiling_is_what_the_components_off_the_mask_keep_of_their_start():
+    """Proposition 1's allowance on a trained network (prop-relu-orthogonal-balance): a component off its point's
+    mask ends in [0, w_ji(0)], so the share it carries is at most |a_j(T)| relu(w_ji(0)) / |y_i|; a component that
+    starts non-positive allows nothing. The ceiling scales with the initial norm (lambda / sqrt(m))."""
+    y = np.array([2.0, -1.0])
+    U0 = np.array([[0.6, 0.8], [-0.6, 0.8]])               # unit directions: neuron 1 starts non-positive on point 0
+    a = np.array([2.0, -1.0])
+    M = np.array([[True, False], [False, True]])          # point 0: neuron 0; point 1: neuron 1
+    # point 0: neuron 1 off the mask, its component non-positive: nothing; point 1: neuron 0, 2 * 0.8 * 0.1 / 1
+    assert norms.off_mask_ceiling(U0, 0.1, a, y, M) == pytest.approx(0.16)
+    assert norms.off_mask_ceiling(U0, 1e-3, a, y, M) == pytest.approx(1.6e-3)
+    assert norms.off_mask_ceiling(U0, 0.1, a, y, np.ones((2, 2), bool)) == 0.0

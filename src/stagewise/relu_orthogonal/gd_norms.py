@@ -13,7 +13,7 @@ import numpy as np
 from stagewise.relu_orthogonal import norm_scaling
 from stagewise.relu_orthogonal.algorithm import algorithm1
 from stagewise.relu_orthogonal.data import draw_instance, draw_seed
-from stagewise.relu_orthogonal.norms import norm_lower_bound_from_min, off_mask_share, width_rule
+from stagewise.relu_orthogonal.norms import norm_lower_bound_from_min, off_mask_ceiling, off_mask_share, width_rule
 # ``gd_numba`` is looked up here at call time by ``width_study`` too (``gd_norms.gd_numba``), so that the bug
 # catalogue's target ``gd_norms:gd_numba`` reaches the Figure 5 and the Figure 6 runs.
 from stagewise.relu_orthogonal.training import fit_loss, gd_numba, steps_for
@@ -27,6 +27,7 @@ class NormGD:
     labels: list = None       # per run: its labels y
     outputs: list = None      # per run: the final network's outputs h(x_i)
     off_mask: np.ndarray = None  # per run: share of a label carried by neurons outside its mask (norms.off_mask_share)
+    off_mask_ceiling: np.ndarray = None  # per run: the most Proposition 1 lets them carry (norms.off_mask_ceiling)
     capped: np.ndarray = None # per run: its step budget was cut at max_steps (Algorithm 1 asked for more)
     seed: int = 0             # the stream, log(1/lambda) and draws per n of the study (to rerun it at smaller lambda)
     log_inv_lam: float = 30.0
@@ -86,13 +87,18 @@ def unlearned_runs(gd: NormGD, shift: int = 0) -> int:
     return bad
 
 
+def _log_init_norm(log_inv_lam: float, m: int) -> float:
+    """log(1/(lambda/sqrt(m))): minus the log of each neuron's initial norm lambda / sqrt(m)."""
+    return log_inv_lam + 0.5 * np.log(m)
+
+
 def _gd_runs_at(seed: int, n: int, log_inv_lam: float, draws: int, max_steps: int = MAX_STEPS):
     """The Figure 5 GD runs at one n: draws, Algorithm 1 (step-size-corrected), step budgets, the batched runs and
     the losses read off the final weights."""
     m_ = width_rule(int(n))
     batch = [draw_instance(draw_seed(seed, n, q), int(n), m_, "gaussian", "random") for q in range(draws)]
     lpg = [algorithm1(y_, M_, s_, eta=1.0) for (y_, U_, s_, M_) in batch]
-    Leff = log_inv_lam + 0.5 * np.log(m_)                       # per-neuron init norm lambda / sqrt(m)
+    Leff = _log_init_norm(log_inv_lam, m_)
     want = np.array([steps_for(lp, Leff, 1.0, 1.0, int(n)) for lp in lpg])
     y_batch = np.array([b[0] for b in batch])
     rg = gd_numba(y_batch, np.array([b[1] for b in batch]), np.array([b[2] for b in batch]),
@@ -105,7 +111,7 @@ def norm_vs_n_gd(seed: int, log2n_max: int, log_inv_lam: float, draws: int = 3, 
                  max_steps: int = MAX_STEPS) -> NormGD:
     """GD (MSE, learning rate 0.5: c = 1, eta = 1) from norms lambda/sqrt(m), at most ``max_steps`` steps.
     ``progress(iterable)`` (optional) shows a bar over n."""
-    rows, labels, outputs, capped, off = [], [], [], [], []
+    rows, labels, outputs, capped, off, ceiling = [], [], [], [], [], []
     ns = 2 ** np.arange(4, log2n_max + 1)
     for n_ in (ns if progress is None else progress(ns)):
         batch, lpg, want, y_batch, rg, fit = _gd_runs_at(seed, int(n_), log_inv_lam, draws, max_steps)
@@ -116,8 +122,10 @@ def norm_vs_n_gd(seed: int, log2n_max: int, log_inv_lam: float, draws: int = 3, 
                          lp.uncovered.size == 0))
             labels.append(y_batch[q]); outputs.append(h[q]); capped.append(bool(want[q] > max_steps))
             off.append(off_mask_share(W[q], a[q], batch[q][0], batch[q][3]))
+            ceiling.append(off_mask_ceiling(batch[q][1], np.exp(-_log_init_norm(log_inv_lam, len(batch[q][2]))), a[q],
+                                            batch[q][0], batch[q][3]))
     return NormGD(rows=np.array(rows, dtype=float), labels=labels, outputs=outputs, capped=np.array(capped, bool),
-                  off_mask=np.array(off),
+                  off_mask=np.array(off), off_mask_ceiling=np.array(ceiling),
                   seed=seed, log_inv_lam=log_inv_lam, draws=draws, max_steps=max_steps)
 
 

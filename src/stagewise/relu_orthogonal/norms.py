@@ -54,3 +54,14 @@ def off_mask_share(W: np.ndarray, a: np.ndarray, y: np.ndarray, M: np.ndarray) -
     points, of |y_i| carried by the other neurons: max_i sum_{j: M_ij = 0} |a_j relu(W_ji)| / |y_i|."""
     contrib = np.abs(a[:, None] * np.maximum(W, 0.0))          # (m, n)
     return float(np.max((contrib * ~M.T.astype(bool)).sum(axis=0) / np.abs(y)))
+
+
+def off_mask_ceiling(U0: np.ndarray, init_norm: float, a: np.ndarray, y: np.ndarray, M: np.ndarray) -> float:
+    """What Proposition 1 allows ``off_mask_share`` to be on one trained network, from its start (unit directions
+    ``U0`` (m, n), every neuron of norm ``init_norm``) and its final output weights ``a``. A component off the mask
+    either starts non-positive and never moves (sigma'(0) = 0) or is active with the wrong sign and only shrinks (its
+    gradient has the sign of -s_j y_i while the residual keeps the label's sign), so it ends in [0, w_ji(0)]. The
+    largest share, over points, of |y_i| that these components can carry: max_i sum_{j: M_ij = 0} |a_j|
+    relu(w_ji(0)) / |y_i|, of order lambda / sqrt(m) times the output weights."""
+    reach = np.abs(a[:, None]) * np.maximum(U0, 0.0) * init_norm           # (m, n)
+    return float(np.max((reach * ~M.T.astype(bool)).sum(axis=0) / np.abs(y)))

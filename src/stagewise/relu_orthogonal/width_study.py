@@ -16,7 +16,7 @@ from scipy.stats import spearmanr
 from stagewise.relu_orthogonal import gd_norms, norm_scaling
 from stagewise.relu_orthogonal.algorithm import algorithm1, merged_groups
 from stagewise.relu_orthogonal.data import draw_instance, draw_seed, he_init
-from stagewise.relu_orthogonal.norms import _in_sandwich, norm_lower_bound, off_mask_share, sandwich
+from stagewise.relu_orthogonal.norms import _in_sandwich, norm_lower_bound, off_mask_ceiling, off_mask_share, sandwich
 from stagewise.relu_orthogonal.training import fit_loss, steps_for
 
 
@@ -55,6 +55,7 @@ class WidthStudy:
     gd_draws: int = 3
     n: int = 32
     gd_off_mask: np.ndarray = None  # small init, per GD width: largest share of a label carried off its mask
+    gd_off_ceiling: np.ndarray = None  # small init, per GD width: the most Proposition 1 lets it be (norms)
     he_off_mask: np.ndarray = None  # He init (unbalanced), the same with s_j = sign a_j(0): Proposition 1's control
 
     @property
@@ -91,7 +92,7 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
     wr = np.array(wr)
     gd_ratio, he_norm, he_ratio, gd_lower_ok = [], [], [], True
     lazy_rel, fit, he_runs, preds, richs, init_rel, dist, he_final = [], [], [], [], [], [], [], []
-    stats, alg1_gd, off, he_off = [], [], [], []
+    stats, alg1_gd, off, he_off, ceiling = [], [], [], [], []
     for m_ in (gd_widths if progress is None else progress(gd_widths)):
         batch, lpw, rg, opt = small_init_runs(seed, n, int(m_), log_inv_lam, gd_draws)
         y = np.array([b[0] for b in batch])
@@ -99,6 +100,8 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
         stats.append(_stats(rg, lpw, opt, y))
         Wg, ag = rg.weights()
         off.append(max(off_mask_share(Wg[q], ag[q], y[q], batch[q][3]) for q in range(gd_draws)))
+        ceiling.append(max(off_mask_ceiling(batch[q][1], np.exp(-gd_norms._log_init_norm(log_inv_lam, int(m_))), ag[q],
+                                            y[q], batch[q][3]) for q in range(gd_draws)))
         alg1_gd.append(np.mean([lp.norm_sq() / o for lp, o in zip(lpw, opt) if lp.uncovered.size == 0]))
         gd_lower_ok = gd_lower_ok and all(rg.final_norm_sq()[q] >= norm_lower_bound(y[q], fin[q], 2.0)
                                           for q in range(gd_draws) if fin[q] <= 1e-8)
@@ -125,7 +128,7 @@ def norm_vs_width(seed: int, he_seed: int, draws: int, gd_widths, log_inv_lam: f
                       he_fit=np.array(fit), ratio_draws=wr_draws, he_runs=he_runs, he_lazy_pred=preds, he_rich=richs,
                       gd_gap=np.array([g[0] for g in stats]), gd_gap_min=np.array([g[1] for g in stats]),
                       gd_alg1_ratio=np.array(alg1_gd), seed=seed, log_inv_lam=log_inv_lam, gd_draws=gd_draws, n=n,
-                      gd_off_mask=np.array(off), he_off_mask=np.array(he_off))
+                      gd_off_mask=np.array(off), he_off_mask=np.array(he_off), gd_off_ceiling=np.array(ceiling))
 
 
 #: Step cap of the small-init GD runs of Figure 6 at log(1/lambda) = 30 (scaled with log(1/lambda)).
@@ -140,7 +143,7 @@ def small_init_runs(seed: int, n: int, m: int, log_inv_lam: float, draws: int):
     log(1/lambda) = 30, proportionally more at smaller lambda) and the minimal norms."""
     batch = [draw_instance(draw_seed(seed, q), n, m, "gaussian", "random") for q in range(draws)]
     y = np.array([b[0] for b in batch])
-    Leff = log_inv_lam + 0.5 * np.log(m)                        # per-neuron init norm lambda / sqrt(m)
+    Leff = gd_norms._log_init_norm(log_inv_lam, m)
     lpw = [algorithm1(y_, M_, s_, c=2.0, eta=1.0) for (y_, U_, s_, M_) in batch]
     cap = int(GD_CAP * max(1.0, log_inv_lam / 30.0))
     st = np.array([min(steps_for(lp, Leff, 1.0, 2.0, n), cap) for lp in lpw])
