@@ -497,16 +497,16 @@ def test_the_print_audit_catches_crushed_tables_and_stranded_headings(tmp_path):
     assert not pdf._prints_something(code_only) and pdf._prints_something(prose)
 
 
-def _raw_formulas(page_html: str, selector: str) -> list[str]:
-    """The text of the elements ``selector`` picks that still reads as ASCII math once their typeset math (Sphinx's
-    ``span.math``) and code are left out."""
+def _raw_formulas(page_html: str, selector: str, pattern=None) -> list[str]:
+    """The text of the elements ``selector`` picks that still reads as ASCII math (or matches ``pattern``) once their
+    typeset math (Sphinx's ``span.math``) and code are left out."""
     from bs4 import BeautifulSoup
     from stagewise.core.book import typeset
     soup = BeautifulSoup(page_html, "html.parser")
     for tag in soup.select("span.math, code, pre, .highlight"):
         tag.decompose()
-    return [t.get_text(" ", strip=True) for t in soup.select(selector)
-            if typeset.ASCII_MATH.search(t.get_text(" ", strip=True))]
+    pattern = pattern or typeset.ASCII_MATH
+    return [t.get_text(" ", strip=True) for t in soup.select(selector) if pattern.search(t.get_text(" ", strip=True))]
 
 
 def test_row_names_show_their_formulas_as_math(built_book):
@@ -526,6 +526,12 @@ def test_row_names_show_their_formulas_as_math(built_book):
         assert not left, (page.name, left[:3])            # every symbol the typesetting knows is typeset
     for page in [*(HTML / "verification").glob("*.html"), HTML / "chapters" / "what-the-checks-can-catch.html"]:
         prose = " ".join(_raw_formulas(page.read_text(), "p, li, td"))
-        assert not [s for s in ("W_K W_Q^T", "s_{T-1}", "1/sqrt(fan_in)", "||beta(T) - X^+ Y||_F") if s in prose], page.name
+        assert not [s for s in ("W_K W_Q^T", "s_{T-1}", "1/sqrt(fan_in)", "||beta(T) - X^+ Y||_F", "Delta KQ", ")^")
+                    if s in prose], page.name
+    for page in [*(HTML / "verification").glob("*.html"), *(HTML / "chapters").glob("*.html")]:
+        left = _raw_formulas(page.read_text(), "article :is(p, td, th, li, figcaption)", typeset.CODE_NAME)
+        assert not left, (page.name, left[:3])            # a code name (eta_white, head_matrices) is set as code
     planted = "<ul><li><p><strong>the change of W_Q^T</strong>: pass.</p></li></ul>"
     assert _raw_formulas(planted, "li > p > strong:first-child") == ["the change of W_Q^T"]
+    planted = "<article><p>holds: eta_white = 0.09, <code>pga_eta</code></p></article>"
+    assert _raw_formulas(planted, "article p", typeset.CODE_NAME) == ["holds: eta_white = 0.09,"]

@@ -149,3 +149,17 @@ def test_runs_that_differ_only_in_the_seed_are_one_claim_by_seed_table():
     assert line == "claims 2 reproduced, 1 not reproduced at this budget", line
     with_theorem = {"checks": [{"name": "t", "kind": "theorem", "status": "pass", "passed": True}], "claims": []}
     assert paper_scale_page.summary(with_theorem).startswith("theorem rows 1 passed, 0 failed, 0 not run")
+
+
+def test_a_box_quotes_the_sentences_its_run_computed():
+    """The sentences ``book/paper-scale.yaml`` lists for a run are the run's own text values (how its verdicts move
+    with the budget), quoted as recorded; a value the run did not record is said to be missing (the control), and
+    the transformer's long runs quote their budget sentence."""
+    run = paper_scale.StoredRun(id="r", chapter="transformer-rank", title="R", parameters={}, differs="",
+                                sentences=["budget_sentence", "absent"])
+    line = paper_scale_page.quoted(run, {"values": {"budget_sentence": "Reproduced, by claim: a at 3000 steps."}})
+    assert line == "Reproduced, by claim: a at 3000 steps. (absent: not recorded by this run.)"
+    long_runs = [r for r in RUNS if r.chapter == "transformer-rank"]
+    assert long_runs and all("budget_sentence" in r.sentences for r in long_runs)
+    for r in long_runs:
+        assert paper_scale_page.quoted(r, paper_scale.results_of(r.folder)).startswith("Reproduced, by claim:")

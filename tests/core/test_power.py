@@ -41,6 +41,31 @@ def test_the_matrix_says_killed_survived_and_crashed(tmp_path):
     assert "3 up to date, 1 to run" in again.stdout      # resumable like a sweep: only the crashed run again
 
 
+def test_a_bug_that_changes_a_published_finding_is_killed(tmp_path, monkeypatch):
+    """A bug under which every theorem and integrity row passes but a claim's verdict differs from its published
+    one (the run fails --strict with the claim's name) is killed, and the matrix names the finding; control: the
+    same run without the changed finding survives."""
+    claim = {"name": "ratio band", "kind": "empirical", "status": "pass", "value": 2.3}
+    rows = {"checks": [{"name": "row", "kind": "theorem", "status": "pass", "passed": True}], "claims": [claim]}
+
+    def write(point, findings):
+        folder = tmp_path / "points" / point
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({"status": "complete", **rows, "findings": findings}))
+    write("baseline", {"changed": []})
+    write("bug-flips", {"changed": [{"name": "ratio band", "published": "reproduced",
+                                     "measured": "not reproduced at this budget"}]})
+    write("bug-quiet", {"changed": []})
+    def bug():
+        """A bug."""
+    bugs = [catalogue.Bug(name=n, target="m:f", replacement=bug, category="wrong measure") for n in ("flips", "quiet")]
+    found = power.matrix("conservation-laws", bugs, tmp_path, False, 1.0)
+    flips, quiet = found["bugs"]
+    assert flips["outcome"] == power.KILLED and flips["findings_changed"] == ["ratio band"] and not flips["killed_by"]
+    assert quiet["outcome"] == power.SURVIVED and quiet["findings_changed"] == []
+    assert "by a changed published finding: ratio band" in "\n".join(power.summary(found))
+
+
 def test_the_matrix_section_and_the_appendix_show_a_stale_matrix_as_stale(tmp_path, monkeypatch, fixture_chapters):
     monkeypatch.setenv(power.POWER_DIR_ENV, str(tmp_path))
     chapter = get_chapter("conservation-laws")

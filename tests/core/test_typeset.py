@@ -33,7 +33,8 @@ def test_a_known_formula_becomes_math(text, formula):
 
 
 def test_unknown_ascii_math_is_reported_and_words_are_left_alone():
-    assert typeset.ascii_math("the fit in 1/log(1/x)^2 at eta_rate") == [")^", "eta_r"]
+    assert typeset.ascii_math("the rate Q_ab at f(g(x))^2") == ["Q_a", ")^"]
+    assert typeset.ascii_math("the fit in 1/log(1/x)^2 at eta_rate") == []      # a power and a code name
     assert typeset.pieces("betamax and etac are words; in etas too") == [
         (False, "betamax and etac are words; in etas too")]      # a formula only where a word starts and ends
     assert typeset.html("a < b") == "a &lt; b"
@@ -48,3 +49,18 @@ def test_symbols_outside_the_table_are_typeset():
                                                                  (True, r"\sum_l \|W_l\|_F^2"), (False, " here")]
     assert typeset.pieces("W_Q^T and sqrt(L)") == [(True, r"W_Q^\top"), (False, " and "), (True, r"\sqrt{L}")]
     assert typeset.pieces("eta_white on x86_64") == [(False, "eta_white on x86_64")]
+    assert typeset.pieces("signs ignored: (1 - 2^-m)^n, 10^-p and λ^L") == [
+        (False, "signs ignored: "), (True, "(1 - 2^{-m})^{n}"), (False, ", "), (True, "10^{-p}"), (False, " and "),
+        (True, "λ^{L}")]
+    assert typeset.pieces("fit in 1/log(1/alpha)^2") == [(False, "fit in 1/"), (True, r"\log(1/\alpha)^{2}")]
+
+
+def test_code_names_are_set_as_code():
+    """A lowercase identifier with an underscore is a code name (a parameter, a function): the page shows it in code
+    type, in HTML as Sphinx writes inline code; a path, a file name, a symbol and a plain word are not code names."""
+    assert typeset.parts("eta_white = 0.09 (requires head_matrices(x) < 2)") == [
+        ("code", "eta_white"), ("text", " = 0.09 (requires "), ("code", "head_matrices"), ("text", "(x) < 2)")]
+    for text in ("runs/paper_scale/x", "notes.file_name", "a_j and sigma_max", "word"):
+        assert not [s for kind, s in typeset.parts(text) if kind == "code"], text
+    assert typeset.html("at pga_eta") == (
+        'at <code class="docutils literal notranslate"><span class="pre">pga_eta</span></code>')

@@ -2,8 +2,9 @@
 (:mod:`stagewise.core.book.typeset`).
 
 A transform of every document as Sphinx reads it: a text node holding a formula of the table or a symbol of the
-symbol rules becomes text and inline math nodes, so that MathJax typesets it as it does the rest of the page. Code,
-literal blocks, raw HTML, math and titles (which the sidebar shows as plain text) are left as they are.
+symbol rules becomes text and inline math nodes, so that MathJax typesets it as it does the rest of the page, and a
+code name (``eta_white``) an inline literal. Code, literal blocks, raw HTML, math and titles (which the sidebar shows
+as plain text) are left as they are.
 """
 from __future__ import annotations
 
@@ -17,15 +18,18 @@ class TypesetFormulas(SphinxTransform):
     default_priority = 500
 
     def apply(self, **kwargs) -> None:
-        from stagewise.core.book.typeset import pieces
+        from stagewise.core.book.typeset import parts
         for text in list(self.document.findall(nodes.Text)):
             parent = text.parent
             if parent is None or _inside(parent):
                 continue
-            parts = pieces(str(text))
-            if not any(math for math, _ in parts):
+            pieces = parts(str(text))
+            if all(kind == "text" for kind, _ in pieces):
                 continue
-            parent.replace(text, [nodes.math(s, s) if math else nodes.Text(s) for math, s in parts])
+            parent.replace(text, [_NODE[kind](s) for kind, s in pieces])
+
+
+_NODE = {"math": lambda s: nodes.math(s, s), "code": lambda s: nodes.literal(s, s), "text": nodes.Text}
 
 
 def _inside(node) -> bool:

@@ -124,6 +124,14 @@ def seed_table(group: list[tuple]) -> tuple[str, list[str]]:
     return sentence, table
 
 
+def quoted(run: paper_scale.StoredRun, results: dict[str, Any]) -> str:
+    """The run's own sentences that ``book/paper-scale.yaml`` lists for it (``sentences``: text values the run
+    computed), joined; a value the run did not record is said to be missing, not left out."""
+    values = results.get("values", {})
+    return " ".join(str(values[k]) if isinstance(values.get(k), str) else f"({k}: not recorded by this run.)"
+                    for k in run.sentences)
+
+
 def _seed_section(group: list[tuple], executed: Path, page_dir: Path) -> list[str]:
     """The lines of a seed group after its first run: the sentence, and folded the table and the other seeds'
     figures and provenance."""
@@ -135,6 +143,7 @@ def _seed_section(group: list[tuple], executed: Path, page_dir: Path) -> list[st
                   + pages.escape(summary(results)) + ". "
                   + _provenance(run, results) + " " + _state_line(run), ""]
         lines += _figures(run, executed, page_dir)
+        lines += [pages.escape(quoted(run, results)), ""] if run.sentences else []
     return lines + ["::::", ""]
 
 
@@ -159,11 +168,13 @@ def story_lines(chapter: str, default: dict[str, Any], executed: Path, page_dir:
                   "", f"`{_command(run)}`. {pages.escape(run.differs)}", "",
                   _provenance(run, results) + " " + _state_line(run), ""]
         lines += _figures(run, executed, page_dir)
+        lines += [pages.escape(quoted(run, results)), ""] if run.sentences else []
         if table:
             lines += ["| row | this page's run | at the paper's scale |", "|---|---|---|"]
             lines += [f"| {a} | {b} | {c} |" for a, b, c in table] + [""]
-        lines += [f"Every row with its tolerance and control: {{ref}}`the verification page "
-                  f"<paper-scale-rows-{run.id}>`.", "::::", ""]
+        lines += [("In parentheses, the number each verdict judges (for a trend, the lower end of its interval). "
+                   if table else "") + f"Every row with its tolerance and control: {{ref}}`the verification "
+                  f"page <paper-scale-rows-{run.id}>`.", "::::", ""]
         for group in groups:
             if group[0][0].id == run.id:
                 lines += _seed_section(group, executed, page_dir)

@@ -61,15 +61,18 @@ def chapter_section(chapter, stored: dict[str, Any] | None, heading: str | None 
     bugs = stored["bugs"]
     killed, total = stored["killed"], stored["total"]
     by_integrity = sum(1 for b in bugs if b["outcome"] == power.KILLED and not b["killed_by"])
-    lines += [f"**{killed} of {total} bugs killed** by a theorem row or an experiment-integrity row "
-              f"({100 * killed / max(total, 1):.0f}%" + (f"; {by_integrity} by an integrity row alone" if by_integrity
-                                                          else "") + ").", ""]
+    lines += [f"**{killed} of {total} bugs killed** by a theorem row, an experiment-integrity row or a changed "
+              f"published finding ({100 * killed / max(total, 1):.0f}%"
+              + (f"; {by_integrity} without a theorem row" if by_integrity else "") + ").", ""]
     theorem = [c for c in stored["checks"] if c.get("kind", "theorem") == "theorem"]
     number = {c["name"]: i + 1 for i, c in enumerate(theorem)}
     rows = []
     for i, b in enumerate(bugs, 1):
         if b["outcome"] == power.KILLED and not b["killed_by"]:
-            outcome = "caught by an experiment-integrity row: " + ", ".join(b["sanity_failed"])
+            outcome = "; ".join(part for part in (
+                "caught by an experiment-integrity row: " + ", ".join(b["sanity_failed"]) if b["sanity_failed"] else "",
+                "changes a published finding: " + ", ".join(b.get("findings_changed", []))
+                if b.get("findings_changed") else "") if part)
         elif b["outcome"] == power.KILLED:
             outcome = "killed by " + ", ".join(f"T{number[n]}" if n in number else n for n in b["killed_by"])
         elif b["outcome"] == power.CRASHED:

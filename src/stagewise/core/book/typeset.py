@@ -3,7 +3,9 @@
 A run names its rows in plain ASCII, since ``results.json`` is read by programs and terminals (``eta^2 Q(grad)``,
 ``sigma_i(W1)``, ``||beta(T) - X^+ Y||_F``). The book shows those formulas as math. :data:`FORMULAS` maps each
 ASCII formula to what the page shows: text with ``$...$`` math. :func:`pieces` cuts a text into text and math,
-:func:`html` writes it for a raw HTML table, and :func:`ascii_math` finds what still reads as ASCII math.
+:func:`parts` also cuts out the code names (``eta_white``, ``head_matrices``: a lowercase identifier with an underscore,
+which the page shows in code type), :func:`html` writes it for a raw HTML table, and :func:`ascii_math` finds what
+still reads as ASCII math.
 
 The Sphinx extension :mod:`stagewise.sphinx.typeset` applies the table to the text of every page. The page test
 (``tests/core/test_pages.py``) fails on a row name with ASCII math left on a verification page, so a new row name
@@ -28,6 +30,7 @@ FORMULAS: dict[str, str] = {
     "(eta^2 delta^2 / 2)": r"$(\eta^2 \delta^2 / 2)$",
     "rank >= 2": r"rank $\ge 2$",
     "2 d_h < d_emb": r"$2 d_h < d_{\text{emb}}$",
+    "d_emb": r"$d_{\text{emb}}$",
     # conservation-laws
     "~ eta^1": r"$\sim \eta^1$",
     "deep_relu": "deep ReLU",
@@ -42,7 +45,9 @@ FORMULAS: dict[str, str] = {
     "O(eta)": r"$O(\eta)$",
     "eta -> eta/2": r"$\eta \to \eta/2$",
     "~ 1/ln(1/gamma)": r"$\sim 1/\ln(1/\gamma)$",
+    "|D_eta1 - D_flow|": r"$|D_{\eta_1} - D_{\text{flow}}|$",
     # diagonal-incremental
+    "g_KQ": r"$g_{KQ}$",
     "c_n = c_0 prod(1 - eta^2 g^2)": r"$c_n = c_0 \prod (1 - \eta^2 g^2)$",
     # escape-speed
     "σ_max(G Xᵀ)": r"$\sigma_{\max}(G X^\top)$",
@@ -58,6 +63,9 @@ FORMULAS: dict[str, str] = {
     # linear-riccati
     "at eta/2 / (2 e_1 + floor)": r"at $\eta/2$ / $(2 e_1 + \text{floor})$",
     "at eta/2": r"at $\eta/2$",
+    "|sigma_i - formula_i|": r"$|\sigma_i - \text{formula}_i|$",
+    "sigma(W1) = (gamma + sqrt(gamma^2 + sigma_b^2))^{1/2}":
+        r"$\sigma(W_1) = (\gamma + \sqrt{\gamma^2 + \sigma_b^2})^{1/2}$",
     "sigma_i(W1)": r"$\sigma_i(W_1)$",
     "sigma(W1)": r"$\sigma(W_1)$",
     "sqrt(2 gamma)": r"$\sqrt{2\gamma}$",
@@ -83,6 +91,8 @@ FORMULAS: dict[str, str] = {
     "eps * steps * sigma_max": r"$\varepsilon \cdot \text{steps} \cdot \sigma_{\max}$",
     # relu-orthogonal
     "x log(1/lambda)": r"$\times \log(1/\lambda)$",
+    "lam^min tau": r"$\lambda^{\min \tau}$",
+    "M_ij = 1{<w_j(0), x_i> > 0}": r"$M_{ij} = \mathbb{1}\{\langle w_j(0), x_i \rangle > 0\}$",
     "L^(K)": r"$L^{(K)}$",
     "lambda^4 over lambda": r"$\lambda^4$ over $\lambda$",
     "||theta||^2/(||y||_inf sqrt n) in ln n (n in [2^12, 2^14])":
@@ -96,6 +106,11 @@ FORMULAS: dict[str, str] = {
     # transformer-rank
     "alpha^2 b^2 / 3": r"$\alpha^2 b^2 / 3$",
     "W_K W_Q^T": r"$W_K W_Q^\top$",
+    "Delta KQ": r"$\Delta(W_K W_Q^\top)$",
+    "Delta VO": r"$\Delta(W_V W_O^\top)$",
+    "Delta QK": r"$\Delta(W_Q W_K^\top)$",
+    "KQ init": r"$W_K W_Q^\top$ at init",
+    "p_max + sqrt(ln(1/delta)/2n)": r"$p_{\max} + \sqrt{\ln(1/\delta)/2n}$",
     "W_V W_O^T": r"$W_V W_O^\top$",
     "(eta s_{T-1} B_T + float32 rounding)": r"$(\eta\, s_{T-1} B_T +$ float32 rounding)",
     "max |W(T) - W(T-1)|": r"$\max |W(T) - W(T-1)|$",
@@ -132,7 +147,9 @@ _ATOM = re.compile(rf"(?<![\w\\])(?:({'|'.join(GREEK)})|([A-Za-z]\d?)(?=[_^])){_
                    r"|(?<![\w\\])(max|min|sum|prod)_([A-Za-z])(?![\w])"
                    r"|\|\|([^|]{1,40}?)\|\|(_F|_\w)?(\^\d)?"
                    r"|(?<![\w\\])sqrt\(([^()]{1,30})\)"
-                   r"|(?<![\w.])(\d+)\^(\d+)(?![\w])")
+                   r"|(?<![\w.])(\d+)\^(-?\d+|-?[A-Za-z])(?![\w])"
+                   r"|(?<![\\])(log|ln|exp)?\(([^()]{1,40})\)\^(\d+|-?[A-Za-z]|\{[^{}]{1,10}\})(?![\w])"
+                   r"|(?<![\w])([\u03b1-\u03c9\u0391-\u03a9])\^(\d+|[A-Za-z])(?![\w])")
 _OPERATOR = {"->": r"\to", "<=": r"\le", ">=": r"\ge"}
 
 
@@ -142,9 +159,15 @@ def _tex(text: str) -> str:
 
 
 def _atom(match: re.Match) -> str:
-    greek, letter, sub, power, operator, big, index, norm, norm_sub, norm_power, root, base, exponent = match.groups()
+    (greek, letter, sub, power, operator, big, index, norm, norm_sub, norm_power, root, base, exponent,
+     function, inner, inner_power, letter_u, power_u) = match.groups()
     if base is not None:
         return f"{base}^{{{exponent}}}"
+    if inner is not None:
+        head = f"\\{function}" if function else ""
+        return f"{head}({_tex(inner)})^{{{inner_power.strip('{}')}}}"
+    if letter_u is not None:
+        return f"{letter_u}^{{{power_u}}}"
     if operator:
         return _OPERATOR[operator]
     if big:
@@ -206,21 +229,46 @@ def pieces(text: str) -> list[tuple[bool, str]]:
     return _merged(out)
 
 
+#: A code name in plain text: a lowercase identifier with an underscore (``eta_white``, ``head_matrices``,
+#: ``x86_64``), not inside a path, a file name or a longer word. What :func:`pieces` typesets as math comes first.
+CODE_NAME = re.compile(r"(?<![\w.\\/-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/])")
+
+
+def parts(text: str) -> list[tuple[str, str]]:
+    """``text`` as (kind, string) pieces, kind ``"math"`` (:func:`pieces`), ``"code"`` (:data:`CODE_NAME`, shown in
+    code type) or ``"text"``."""
+    out: list[tuple[str, str]] = []
+    for math, s in pieces(text):
+        if math:
+            out.append(("math", s))
+            continue
+        at = 0
+        for match in CODE_NAME.finditer(s):
+            out += [("text", s[at:match.start()])] if match.start() > at else []
+            out.append(("code", match.group(0)))
+            at = match.end()
+        out += [("text", s[at:])] if at < len(s) else []
+    return out
+
+
 def html(text: str) -> str:
-    """``text`` for raw HTML: escaped, its formulas as Sphinx writes inline math (MathJax typesets it)."""
-    return "".join(f'<span class="math notranslate nohighlight">\\({_html.escape(s)}\\)</span>' if math
-                   else _html.escape(s) for math, s in pieces(text))
+    """``text`` for raw HTML: escaped, its formulas as Sphinx writes inline math (MathJax typesets it), its code names
+    as Sphinx writes inline code."""
+    return "".join(f'<span class="math notranslate nohighlight">\\({_html.escape(s)}\\)</span>' if kind == "math"
+                   else f'<code class="docutils literal notranslate"><span class="pre">{_html.escape(s)}</span></code>'
+                   if kind == "code" else _html.escape(s) for kind, s in parts(text))
 
 
 #: What reads as ASCII math in running text: a subscript or superscript written with _ or ^, sqrt( or a ||norm||,
 #: a Greek letter spelt out, an ASCII arrow or inequality.
 ASCII_MATH = re.compile(r"[A-Za-z][A-Za-z0-9]*_[{A-Za-z0-9*]|[\w)}*+]\^|sqrt\(|\|\||->|<=|>="
-                        r"|(?<![A-Za-z])(?:eta|gamma|sigma|beta|theta|lambda|alpha|tau|psi|epsilon|rho)(?![A-Za-z])")
+                        r"|(?<![A-Za-z])(?:eta|gamma|sigma|beta|theta|lambda|alpha|tau|psi|epsilon|rho|Delta)"
+                        r"(?![A-Za-z])")
 
 
 def ascii_math(text: str) -> list[str]:
-    """The ASCII math left in ``text`` once its formulas are typeset (empty: none)."""
-    return [m.group(0) for math, s in pieces(text) if not math for m in ASCII_MATH.finditer(s)]
+    """The ASCII math left in ``text`` once its formulas are typeset and its code names set as code (empty: none)."""
+    return [m.group(0) for kind, s in parts(text) if kind == "text" for m in ASCII_MATH.finditer(s)]
 
 
 def symbols(text: str) -> list[str]:

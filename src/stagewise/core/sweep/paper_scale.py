@@ -1,8 +1,8 @@
 """Stored runs at the paper's scale (``make paper-scale``): runs too long for a build, kept in the repository.
 
 ``book/paper-scale.yaml`` lists them: an id, the chapter, its parameters (a ``paper`` preset, or a longer budget
-where the CPU cannot reach the paper), a title, what still differs from the paper, and the figures the story page
-shows. :func:`run` executes the ones that are missing or stale on the Dask sweep machinery
+where the CPU cannot reach the paper), a title, what still differs from the paper, the figures the story page
+shows and the sentences it quotes (text values the run computed, such as how its verdicts move with the budget). :func:`run` executes the ones that are missing or stale on the Dask sweep machinery
 (:func:`stagewise.core.sweep.engine.sweep_many`, resumable: a complete run folder of the current code is stored, not
 run again) into ``runs/paper-scale/<chapter>/points/<id>``, then :func:`store` keeps what the book needs in
 ``book/paper-scale/<id>/``: ``results.json`` (every row, the values, the provenance with machine and wall time) and
@@ -44,6 +44,7 @@ class StoredRun:
     parameters: dict[str, Any]
     differs: str
     figures: list[str] = field(default_factory=list)
+    sentences: list[str] = field(default_factory=list)   # values of the run (text) its box quotes, e.g. what moves
 
     @property
     def folder(self) -> Path:
@@ -66,7 +67,7 @@ def load(path: Path = CONFIG) -> list[StoredRun]:
             raise PaperScaleError(f"{path.name}: run {entry['id']!r}: {err}") from None
         found.append(StoredRun(entry["id"], entry["chapter"], " ".join(entry["title"].split()),
                                dict(entry["parameters"]), " ".join(entry["differs"].split()),
-                               list(entry.get("figures", []))))
+                               list(entry.get("figures", [])), list(entry.get("sentences", []))))
     ids = [r.id for r in found]
     if len(set(ids)) != len(ids):
         raise PaperScaleError(f"{path.name}: run ids repeat: {ids}")

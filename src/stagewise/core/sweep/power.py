@@ -77,7 +77,7 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
         results = complete_results(folder)
         row = {"name": b.name, "category": b.category, "target": b.target, "doc": b.doc, "ci": b.ci}
         if results is None:
-            row.update(outcome=CRASHED, cells={}, killed_by=[], sanity_failed=[], not_run=[],
+            row.update(outcome=CRASHED, cells={}, killed_by=[], sanity_failed=[], findings_changed=[], not_run=[],
                        message=(messages or {}).get(f"bug-{b.name}") or "the run did not complete")
             rows.append(row)
             continue
@@ -94,10 +94,15 @@ def matrix(chapter: str, bugs: list[Bug], directory: Path, ci: bool, seconds: fl
                 columns.append({"name": r["name"], "kind": r.get("kind", "theorem"),
                                 "statement": r.get("statement", ""), "baseline": "absent"})
                 baseline[r["name"]] = "absent"
-        # an experiment-integrity row that fails also kills: it checks the data, the initialization or the model a
-        # bug changes (reported apart from the theorem rows that kill)
-        row.update(outcome=KILLED if killed_by or sanity else SURVIVED, cells=cells, killed_by=killed_by,
-                   sanity_failed=sanity, not_run=[n for n, s in cells.items() if s in ("not run",)])
+        # a published finding that the bug changes also kills (the run fails --strict with the claim's name), as
+        # does an experiment-integrity row that fails: it checks the data, the initialization or the model a bug
+        # changes (both reported apart from the theorem rows that kill)
+        changed = [c["name"] for c in (results.get("findings") or {}).get("changed", [])]
+        for name in changed:
+            cells[name] = KILLED
+        row.update(outcome=KILLED if killed_by or sanity or changed else SURVIVED, cells=cells, killed_by=killed_by,
+                   sanity_failed=sanity, findings_changed=changed,
+                   not_run=[n for n, s in cells.items() if s in ("not run",)])
         rows.append(row)
     from stagewise.core.run.provenance import chapter_code_fingerprint, git_state
     return {"chapter": chapter, "ci": ci, "fingerprint": chapter_code_fingerprint(chapter, get_chapter(chapter).source),
@@ -133,12 +138,18 @@ def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None 
     return found
 
 
+def _joined(label: str, names: list[str]) -> str:
+    return f"{label} {', '.join(names[:3])}" if names else ""
+
+
 def summary(found: dict[str, Any]) -> list[str]:
     lines = [f"{found['chapter']}: {found['killed']} of {found['total']} bugs killed by a theorem or integrity check"]
     for b in found["bugs"]:
         if b["outcome"] == KILLED and not b["killed_by"]:
-            lines.append(f"  killed   {b['name']} ({b['category']}): by the integrity row(s) "
-                         f"{', '.join(b['sanity_failed'][:3])}")
+            lines.append(f"  killed   {b['name']} ({b['category']}): by "
+                         + "; ".join(part for part in (_joined("the integrity row(s)", b["sanity_failed"]),
+                                                       _joined("a changed published finding:",
+                                                               b.get("findings_changed", []))) if part))
         elif b["outcome"] == KILLED:
             lines.append(f"  killed   {b['name']} ({b['category']}): by {', '.join(b['killed_by'][:3])}"
                          + (f" and {len(b['killed_by']) - 3} more" if len(b["killed_by"]) > 3 else ""))
