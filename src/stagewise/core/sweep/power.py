@@ -143,7 +143,8 @@ def _joined(label: str, names: list[str]) -> str:
 
 
 def summary(found: dict[str, Any]) -> list[str]:
-    lines = [f"{found['chapter']}: {found['killed']} of {found['total']} bugs killed by a theorem or integrity check"]
+    lines = [f"{found['chapter']}: {found['killed']} of {found['total']} bugs killed by a theorem or integrity check "
+             "or a changed published finding"]
     for b in found["bugs"]:
         if b["outcome"] == KILLED and not b["killed_by"]:
             lines.append(f"  killed   {b['name']} ({b['category']}): by "
