@@ -237,3 +237,34 @@ def test_the_global_bound_is_the_frobenius_drift_over_four_gamma():
     expected = max(np.linalg.norm(drifts[1][b]) for b in (0, 1)) / (4 * G[0])
     assert corollary_31.global_bound_bottom(sweep) == pytest.approx(expected, rel=1e-9)
     assert np.linalg.norm(drifts[1][2]) / (4 * G[2]) > 100 * expected
+
+
+def test_the_sweeps_corollary_error_is_the_distance_to_the_formula():
+    """Each run's Corollary 3.1 error (the value the chapter quotes) is the largest distance of the final singular
+    values of W1 from the formula sqrt(gamma + sqrt(gamma^2 + sigma_i^2)), sqrt(2 gamma) below
+    (thm-linear-riccati-cor), computed here from the run's own spectrum; small at the limit, and the product of the
+    two (a control that is not a distance) is not."""
+    gen = torch.Generator().manual_seed(3)
+    probs = [data.make_regression(3, 5, 2, gen)]
+    res = gamma_sweep.gamma_sweep(probs, [0.01, 1.0], 0.02, 150.0)
+    for run in (res.coarse, res.fine):
+        formula = np.stack([implicit_bias.corollary_spectrum(res.sigma_star[i], res.G[i], 5)
+                            for i in range(len(res.G))])
+        np.testing.assert_allclose(run.cor_err, np.abs(run.sv_W1 - formula).max(1), rtol=1e-12, atol=0)
+        assert run.cor_err.max() < 0.05 < np.abs(run.sv_W1 * formula).max()
+
+
+def test_the_learning_time_scales_with_the_data():
+    """The horizon's saddle-to-saddle bound t_learn = ln(sigma_1/gamma) / (2 lambda_min(X X^T) sigma_r) (derived):
+    data scaled by c (and beta_* by 1/c, the same labels) multiply lambda_min by c^2 and divide sigma_* by c, so at
+    a gamma below every sigma_* t_learn is t_learn(c = 1) ln(sigma_1/(c gamma)) / (c ln(sigma_1/gamma)); a growth
+    rate that is not quadratic in the smallest singular value of X (the control) would scale otherwise."""
+    gen = torch.Generator().manual_seed(5)
+    p = data.make_regression(3, 5, 2, gen)
+    gamma = 1e-6
+    base = training_horizon.horizon_from_data([p], [gamma]).t_learn
+    s1 = float(torch.linalg.svdvals(p.beta_star)[0])
+    for c in (0.5, 2.0):
+        scaled = data.Problem(X=c * p.X, Y=p.Y, beta_star=p.beta_star / c, beta_gt=p.beta_gt / c)
+        t = training_horizon.horizon_from_data([scaled], [gamma]).t_learn
+        assert t == pytest.approx(base * math.log(s1 / (c * gamma)) / (c * math.log(s1 / gamma)), rel=1e-9)

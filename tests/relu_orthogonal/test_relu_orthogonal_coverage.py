@@ -64,3 +64,21 @@ def test_coverage_study_small():
     assert not 1.7 <= wrong <= 2.3 and abs(wrong - 1) < 0.05
     assert coverage.z_signs_ignored(study) > 4.5
     assert set(study.mc) == {16, 64} and study.mc[16].shape == study.ms.shape
+
+
+def test_the_monte_carlo_draws_every_sign_pattern():
+    """Proposition 2's Monte Carlo (prop-relu-orthogonal-coverage) draws the output signs as m fair bits, every
+    pattern included: with one neuron and one negative label, coverage needs s = -1 (the all-negative pattern) and
+    an active neuron, probability 1/4 (the exact formula); a sampler that never draws the all-negative pattern
+    gives 0."""
+    rng = np.random.default_rng(0)
+    p = coverage.coverage_monte_carlo(1, np.array([-1.0]), 40000, rng)
+    assert coverage.coverage_exact(1, 0, 1) == 0.25
+    assert abs(p - 0.25) < 5 * np.sqrt(0.25 * 0.75 / 40000)
+
+
+def test_the_union_bound_statistic_is_one_sided():
+    """The 'below the full union bound' statistic counts only Monte Carlo frequencies below the bound (in standard
+    errors): where every frequency lies above its bound it is exactly 0, not the largest negative gap."""
+    wst = coverage.weights_study(np.random.default_rng(1), 400, grid=((8, 10), (12, 20)))
+    assert np.all(wst.full_mc >= wst.full_bound) and wst.z_full == 0.0

@@ -43,3 +43,16 @@ def test_small_init_gap_closes_as_lambda_shrinks():
     smaller = width_study.small_init_gd(w, 120.0)
     assert smaller.log_inv_lam == 120.0 and smaller.ratio.shape == (2,)
     assert width_study.gap_closing(w, smaller) < 0.75 < 1 < width_study.gap_closing(w, smaller, "min")
+
+
+def test_he_fit_ratio_is_the_final_over_the_initial_loss_per_point():
+    """The He runs' fit row reads the final loss over the initial one, both the mean over the n points of
+    (y_i - h(x_i))^2 (c = 2), computed here from the weights; with as many draws as points a normalisation by the
+    number of draws would agree, so the draws here are fewer than the points (the control)."""
+    w = width_study.norm_vs_width(3, 4, 2, [16], 30.0, widths=2 ** np.arange(4, 5), gd_draws=2)
+    (y, W0, a0), (Wt, at) = w.he_runs[0], w.he_final[0]
+    assert y.shape[0] < y.shape[1]
+
+    def loss(W, a):
+        return np.mean((y - np.einsum("qj,qji->qi", a, np.maximum(W, 0.0))) ** 2, axis=1)
+    assert w.he_fit[0] == pytest.approx(float(np.max(loss(Wt, at) / loss(W0, a0))), rel=1e-9)
