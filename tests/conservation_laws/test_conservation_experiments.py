@@ -161,3 +161,14 @@ def test_descent_flow_gap(problems):
                                           [0.02], 2.0, torch.Generator().manual_seed(6))
     assert descent_to_flow.convergence_steps(one) == []
     assert np.isnan(descent_to_flow.descent_flow_gap(one, flow.trajectories["tanh"]))
+
+
+def test_the_change_curve_is_the_largest_change_over_the_invariants():
+    """D(t) = max_j |I_j(t) - I_j(0)| for records (T, S, K) (the descent-to-flow row of the drift section): the
+    maximum runs over the K invariants of each seed, never over the seeds (a curve of shape (T, K), the control)."""
+    from stagewise.conservation_laws import descent_to_flow
+    gen = torch.Generator().manual_seed(0)
+    records = torch.randn(5, 3, 4, generator=gen, dtype=torch.float64)          # T = 5 times, S = 3 seeds, K = 4
+    D = descent_to_flow._change_curves(records)
+    assert D.shape == (5, 3)
+    np.testing.assert_array_equal(D, (records - records[:1]).abs().numpy().max(axis=2))

@@ -97,3 +97,12 @@ def test_zero_tests_are_stable_under_rounding_level_perturbations():
         d = algorithm.time_until_active(gamma + 1e-15 * rng.standard_normal(4), np.ones(4), [],
                                         algorithm.g_resolution(gamma, np.inf, 0.0, 0))
         assert list(np.isfinite(d)) == [False, False, False, True]
+
+
+def test_race_margin_error_propagates_both_uncertainties():
+    """The uncertainty of a race margin Delta(i) = (b_i - target)/g_i (Algorithm 1's race for the next stage):
+    |Delta| g_err + b_err over |g_i|, plus the rounding of Delta; with g_i = 4 the division by g_i is seen."""
+    from stagewise.numerics.roundoff import roundoff
+    err = algorithm._race_margin_error(np.array([2.0]), np.array([4.0]), 0.1, 0.01, 0)
+    assert err == pytest.approx((2.0 * 0.01 + 0.1) / 4.0 + roundoff(2.0, 4), rel=1e-12)
+    assert err < 0.1

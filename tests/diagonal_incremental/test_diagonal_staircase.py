@@ -53,3 +53,15 @@ def test_relaxation_rates_and_resolved_plateaus(studies):
     assert ps.resolved.all() and ps.staircase and ps.beta_err < 1e-4
     strict = plateau_states.plateau_study(fs, 2, rates, ts.times[fs.j_min], tol=1e-300)   # nothing settles that far
     assert strict.unresolved == [1, 2, 3] and strict.resolved[0]
+
+
+def test_the_initial_offset_is_the_log_of_the_normalised_sum(studies):
+    """The log-scale study's initial offset (the b(0) row's quantity, eq. (12)) is max_i |log(u_i(0) + v_i(0))| of
+    the normalised initialization, in units of 1/log(1/alpha); a power u^v in place of the sum (the control) gives
+    another number."""
+    from stagewise.diagonal_incremental.flow import normalize_init
+    model, fs, ts = studies
+    un, vn = normalize_init(fs.u0, fs.v0)
+    ls = log_scale.log_scale_study(fs)
+    assert ls.b0_offset_const == pytest.approx(float(np.abs(np.log(un + vn)).max()), rel=1e-12)
+    assert abs(ls.b0_offset_const - float(np.abs(np.log(un ** vn)).max())) > 1e-3

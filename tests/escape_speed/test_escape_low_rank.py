@@ -61,3 +61,22 @@ def test_studies_on_small_problems():
     rows = proposition_33.prop33_study((0.1,), (3,), 6, 4, 400, 0.1, 1e-4, gen(33))
     assert len(rows) == 1 and rows[0].lo <= rows[0].s <= rows[0].hi
     assert rows[0].bound_up <= rows[0].bound_hat and max(rows[0].net, rows[0].x) <= rows[0].bound_up
+
+
+def test_prop34_right_side_is_twice_the_log_of_the_bound_over_the_trace():
+    """The right side of Proposition 3.4's inequality (log form) is 2 log(|X|_F |G|_F prod_l |W_l|_F / |Tr G^T Z_L|),
+    computed here from the network's own output; the left side is the sum of log(|Z|_F^2/|Z|_op^2) over the live
+    representations, at least 0. The power 2^log(...) (the control) is another number."""
+    g = gen(11)
+    X, G = torch.randn(4, 20, generator=g, dtype=torch.float64), torch.randn(3, 20, generator=g, dtype=torch.float64)
+    Ws = network.init_sphere(4, [6, 6], 3, 5, g)
+    lhs, rhs = proposition_34.prop34_sides(Ws, X, G)
+    Z, _ = network.forward(Ws, X)
+    prod = torch.ones(5, dtype=torch.float64)
+    for W in Ws:
+        prod = prod * W.flatten(1).norm(dim=1)
+    ratio = float(X.norm() * G.norm()) * prod / (Z[-1] * G).sum(dim=(1, 2)).abs()
+    finite = torch.isfinite(rhs)
+    assert finite.any() and bool((lhs >= -1e-12).all())
+    torch.testing.assert_close(rhs[finite], 2 * torch.log(ratio[finite]), rtol=1e-12, atol=0)
+    assert not torch.allclose(rhs[finite], 2 ** torch.log(ratio[finite]))

@@ -254,3 +254,15 @@ def test_best_known_speeds_are_monotone_in_depth():
     assert depths == [2, 3, 4] and all(b >= a for a, b in zip(known, known[1:]))
     assert all(k >= s for k, s in zip(known, st.results["Example 1"].speeds))
     assert all(b.best >= float(b.speeds.max()) for b in rr.batches)
+
+
+def test_the_restarts_shallow_speed_is_the_depth_two_speed():
+    """Each restart batch's ``shallow`` is the continuation's speed at depth 2 (the rank-one escape a restart at or
+    below it took), not at another depth (the control: the depth-3 speed, which differs here)."""
+    X, G = problems.example1_data()
+    data = {"Example 1": (X, G)}
+    st = deepening.depth_study(data, [2, 3], 4, 4, 100, 0.1, 1e-3, gen(5))
+    r = st.results["Example 1"]
+    rr = restart_ranks.restart_ranks(data, ["Example 1"], [2, 3], 4, 2, 50, 0.1, 1e-3, gen(6), continuation=st.results)
+    assert rr.batches and all(b.shallow == r.speeds[r.depths.index(2)] for b in rr.batches)
+    assert r.speeds[r.depths.index(3)] != r.speeds[r.depths.index(2)]

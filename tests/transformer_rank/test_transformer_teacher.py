@@ -60,3 +60,16 @@ def test_toy_rows_and_controls(toy):
     assert rows[2].value == pytest.approx(scale_upper(toy, "kq"))
     assert not reproduced_fall(math.nan) and not reproduced_fall(0.0) and reproduced_fall(-0.1)
     assert not reproduced_stages(math.nan) and reproduced_stages(0.5) and not reproduced_stages(0.49)
+
+
+def test_the_learned_changes_start_at_zero():
+    """Delta(W_K W_Q^T) and Delta(W_V W_O^T) are measured from the initial products W_K W_Q^T and W_V W_O^T: at step 0
+    every singular value of both changes is 0 for every variant and seed (a reference that is not the initial
+    product, such as W_V W_O without its transpose, gives a change at step 0: the control), and it is not 0 later."""
+    run = run_toy(ToySettings(seeds=2, rank=2, alpha=0.01, steps=10, record_every=5), torch.Generator().manual_seed(1))
+    assert run.steps[0] == 0
+    for svals in (run.svals_kq, run.svals_vo):
+        for variant, s in svals.items():
+            assert float(s[0].abs().max()) == 0.0 and float(s[-1].max()) > 0.0, variant
+    w = torch.randn(3, 8, 8, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    assert float(torch.linalg.svdvals(w[0] @ w[1].transpose(-1, -2) - w[0] @ w[1]).max()) > 0.0
