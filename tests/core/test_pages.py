@@ -535,3 +535,36 @@ def test_row_names_show_their_formulas_as_math(built_book):
     assert _raw_formulas(planted, "li > p > strong:first-child") == ["the change of W_Q^T"]
     planted = "<article><p>holds: eta_white = 0.09, <code>pga_eta</code></p></article>"
     assert _raw_formulas(planted, "article p", typeset.CODE_NAME) == ["holds: eta_white = 0.09,"]
+
+
+def _claim_estimates(page_html: str) -> dict[str, str]:
+    """The claims table's rows (first cell -> the cell of its estimate column), from the table whose header names
+    the estimate; empty without such a table."""
+    from bs4 import BeautifulSoup
+    soup = BeautifulSoup(page_html, "html.parser")
+    for table in soup.select("table"):
+        head = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+        column = next((i for i, h in enumerate(head) if "estimate" in h), None)
+        if column is not None:
+            return {tr.select("td")[0].get_text(" ", strip=True): tr.select("td")[column].get_text(" ", strip=True)
+                    for tr in table.select("tbody tr")}
+    return {}
+
+
+def test_the_claims_table_shows_each_estimate_with_its_interval(built_book):
+    """transformer-rank's claims table gives each trend claim's estimate with its interval (the fitted change ± two
+    standard errors, as the run recorded them) beside the verdict, whose number is the interval's end. Control: a
+    table with the verdict column alone has no estimate to show."""
+    page = (HTML / "verification" / "transformer-rank.html").read_text()
+    values = json.loads((ROOT / "book" / "executed" / "transformer-rank" / "results.json").read_text())["values"]
+    rows = _claim_estimates(page)
+    trends = {k: v for k, v in rows.items() if "grows" in k or "GPT-2" in k or ("the same" in k and ("Adam" in k or
+                                                                                                  "SGD" in k))}
+    assert len(trends) == 6, rows.keys()                  # ViT: Adam and SGD, both matrices; char-GPT: both
+    assert all("±" in cell and "control" in cell for cell in trends.values()), trends
+    adam_kq = next(cell for name, cell in trends.items() if "Adam" in name and "grows" in name)
+    est = f"{values['trend_adam_kq']:+.2f} ± {values['trend_hw_adam_kq']:.2f}".replace("-", "−")
+    assert est in adam_kq.replace("-", "−"), (est, adam_kq)
+    planted = ("<table><thead><tr><th>paper claim</th><th>verdict</th></tr></thead><tbody><tr><td>grows</td>"
+               "<td>not reproduced (-0.312 against 0)</td></tr></tbody></table>")
+    assert _claim_estimates(planted) == {}
