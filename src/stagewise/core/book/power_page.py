@@ -69,10 +69,8 @@ def chapter_section(chapter, stored: dict[str, Any] | None, heading: str | None 
     rows = []
     for i, b in enumerate(bugs, 1):
         if b["outcome"] == power.KILLED and not b["killed_by"]:
-            outcome = "; ".join(part for part in (
-                "caught by an experiment-integrity row: " + ", ".join(b["sanity_failed"]) if b["sanity_failed"] else "",
-                "changes a published finding: " + ", ".join(b.get("findings_changed", []))
-                if b.get("findings_changed") else "") if part)
+            label = {"integrity": "caught by an experiment-integrity row:", "finding": "changes a published finding:"}
+            outcome = "; ".join(f"{label[k]} {', '.join(names)}" for k, names in power.other_killers(b))
         elif b["outcome"] == power.KILLED:
             outcome = "killed by " + ", ".join(f"T{number[n]}" if n in number else n for n in b["killed_by"])
         elif b["outcome"] == power.CRASHED:

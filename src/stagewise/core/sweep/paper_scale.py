@@ -2,7 +2,8 @@
 
 ``book/paper-scale.yaml`` lists them: an id, the chapter, its parameters (a ``paper`` preset, or a longer budget
 where the CPU cannot reach the paper), a title, what still differs from the paper, the figures the story page
-shows and the sentences it quotes (text values the run computed, such as how its verdicts move with the budget). :func:`run` executes the ones that are missing or stale on the Dask sweep machinery
+shows and the sentences it quotes (text values the run computed, such as how its verdicts move with the budget).
+:func:`run` executes the ones that are missing or stale on the Dask sweep machinery
 (:func:`stagewise.core.sweep.engine.sweep_many`, resumable: a complete run folder of the current code is stored, not
 run again) into ``runs/paper-scale/<chapter>/points/<id>``, then :func:`store` keeps what the book needs in
 ``book/paper-scale/<id>/``: ``results.json`` (every row, the values, the provenance with machine and wall time) and

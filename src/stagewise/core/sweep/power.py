@@ -138,8 +138,11 @@ def run(chapters: list[str], out: Path, ci: bool = False, scheduler: str | None 
     return found
 
 
-def _joined(label: str, names: list[str]) -> str:
-    return f"{label} {', '.join(names[:3])}" if names else ""
+def other_killers(bug: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    """What killed a bug besides the theorem rows, as (kind, names): ``"integrity"`` (the integrity rows that
+    failed) and ``"finding"`` (the published findings it changed), each only when non-empty."""
+    kinds = (("integrity", bug.get("sanity_failed", [])), ("finding", bug.get("findings_changed", [])))
+    return [(kind, names) for kind, names in kinds if names]
 
 
 def summary(found: dict[str, Any]) -> list[str]:
@@ -147,10 +150,9 @@ def summary(found: dict[str, Any]) -> list[str]:
              "or a changed published finding"]
     for b in found["bugs"]:
         if b["outcome"] == KILLED and not b["killed_by"]:
+            label = {"integrity": "the integrity row(s)", "finding": "a changed published finding:"}
             lines.append(f"  killed   {b['name']} ({b['category']}): by "
-                         + "; ".join(part for part in (_joined("the integrity row(s)", b["sanity_failed"]),
-                                                       _joined("a changed published finding:",
-                                                               b.get("findings_changed", []))) if part))
+                         + "; ".join(f"{label[k]} {', '.join(names[:3])}" for k, names in other_killers(b)))
         elif b["outcome"] == KILLED:
             lines.append(f"  killed   {b['name']} ({b['category']}): by {', '.join(b['killed_by'][:3])}"
                          + (f" and {len(b['killed_by']) - 3} more" if len(b["killed_by"]) > 3 else ""))
